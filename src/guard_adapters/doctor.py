@@ -1,0 +1,77 @@
+"""``guard doctor``: each thing Guard needs, checked, with a fix for what fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import attrs
+
+from guard_core.errors import GuardError
+
+
+@attrs.frozen
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def run_checks(repo: Path) -> Iterator[Check]:
+    from guard_adapters.git.repo import head_sha, repo_root
+    from guard_adapters.workspace import Workspace
+
+    try:
+        root = repo_root(Path(repo).resolve())
+        yield Check("git repository", True, str(root))
+    except GuardError as exc:
+        yield Check("git repository", False, exc.message, "run `git init` and commit")
+        return
+    try:
+        sha = head_sha(root)
+        yield Check("commits", True, f"HEAD is {sha[:12]}")
+    except GuardError as exc:
+        yield Check("commits", False, exc.message, "commit once")
+        return
+    try:
+        ws = Workspace.open(root)
+    except GuardError as exc:
+        yield Check("configuration", False, exc.message, exc.hint or "")
+        return
+    yield Check("configuration", True, "[tool.guard] and GUARD_* read")
+    with ws:
+        mode = (
+            "server " + ws.settings.falkordb_url.split("@")[-1]
+            if ws.settings.falkordb_url
+            else "embedded"
+        )
+        try:
+            stats = ws.store.stats()
+            info = ws.store.ingest_info()
+        except GuardError as exc:
+            yield Check("FalkorDB", False, f"{mode}: {exc.message}", exc.hint or "")
+            return
+        yield Check("FalkorDB", True, f"{mode}, graph {ws.graph_name}")
+        yield Check("schema version", True, "matches this Guard")
+        yield Check(
+            "static index",
+            stats.functions > 0,
+            f"{stats.files} files, {stats.functions} functions",
+            f"guard ingest-static {root} --include-tests",
+        )
+        yield Check(
+            "coverage evidence",
+            stats.covered_by > 0 and info.coverage_complete,
+            f"{stats.tests} tests, {stats.covered_by} COVERED_BY edges"
+            + ("" if info.coverage_complete else " (no complete ingest)"),
+            f"guard ingest-coverage {root}",
+        )
+        if info.coverage_sha:
+            fresh = info.coverage_sha == sha
+            yield Check(
+                "evidence freshness",
+                fresh,
+                f"evidence from {info.coverage_sha[:12]}, HEAD is {sha[:12]}",
+                "" if fresh else f"guard ingest-coverage {root} (or `guard run` keeps it fresh)",
+            )

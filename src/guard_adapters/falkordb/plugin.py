@@ -1,0 +1,35 @@
+"""Registers the FalkorDB graph store: embedded by default, a server when
+``GUARD_FALKORDB_URL`` is set."""
+
+from __future__ import annotations
+
+from guard_adapters.falkordb.embedded import EmbeddedServer
+from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_adapters.git.repo import repo_identity
+from guard_core.config import Settings
+from guard_core.errors import RepositoryError
+from guard_core.plugins import AdapterRegistry, hookimpl
+
+
+def graph_name(settings: Settings) -> str:
+    """One graph per repository, named the same in every clone so a shared server can hold
+    many repositories and every agent of one repository finds the same graph."""
+    if settings.graph:
+        return settings.graph
+    try:
+        return f"guard:{repo_identity(settings.repo)}"
+    except RepositoryError:
+        return f"guard:{settings.repo.name}"
+
+
+def open_store(settings: Settings) -> FalkorGraphStore:
+    """Connect (starting the embedded server if needed) and check the schema."""
+    url = settings.falkordb_url or EmbeddedServer(settings.guard_dir).ensure_running()
+    store = FalkorGraphStore(connect(url), graph_name(settings))
+    store.ensure_schema()
+    return store
+
+
+@hookimpl
+def guard_register_adapters(registry: AdapterRegistry) -> None:
+    registry.add_store("falkordb", open_store)

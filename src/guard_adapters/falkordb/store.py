@@ -1,0 +1,499 @@
+"""The FalkorDB graph store: every query parameterised, writes batched with ``UNWIND $rows``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import redis
+from falkordb import FalkorDB
+
+from guard_adapters.falkordb.schema import BATCH, INDEXES, META_KEY, SCHEMA_VERSION
+from guard_core.errors import GuardError, SchemaMismatch, StoreError, StoreUnavailable
+from guard_core.logs import get_logger
+from guard_core.model import (
+    CoverEdge,
+    FileIndex,
+    GraphStats,
+    IngestInfo,
+    RunRecord,
+    split_id,
+)
+from guard_core.ports import Caller, FunctionFacts
+
+log = get_logger("guard.falkordb")
+
+
+@contextlib.contextmanager
+def translate_errors(where: str) -> Iterator[None]:
+    """Turn redis and socket errors into the ``guard_core.errors`` tree."""
+    try:
+        yield
+    except (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError) as exc:
+        raise StoreUnavailable(
+            f"FalkorDB is unreachable ({where}): {exc}",
+            hint="check GUARD_FALKORDB_URL, or unset it to use the embedded server",
+        ) from exc
+    except redis.AuthenticationError as exc:  # pragma: no cover - subclass of ConnectionError
+        raise StoreUnavailable(f"FalkorDB refused the credentials: {exc}") from exc
+    except redis.RedisError as exc:
+        raise StoreError(f"FalkorDB query failed ({where}): {exc}") from exc
+
+
+def _batches(rows: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def _chunks_by_size(rows: list[dict[str, Any]], limit: int = BATCH) -> Iterator[list[Any]]:
+    """Batches of rows holding about ``limit`` ids in their ``fs`` lists together."""
+    chunk: list[Any] = []
+    size = 0
+    for row in rows:
+        chunk.append(row)
+        size += len(row["fs"])
+        if size >= limit:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def connect(url: str) -> FalkorDB:
+    """Open a client for ``url`` (``redis://``, ``rediss://``, ``unix://``)."""
+    with translate_errors(f"connecting to {_redact(url)}"):
+        return FalkorDB.from_url(url, socket_timeout=60, socket_connect_timeout=5)
+
+
+def _redact(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.split("@", 1)[1]
+    return scheme + sep + rest
+
+
+class FalkorGraphStore:
+    """One repository's graph in one FalkorDB database."""
+
+    def __init__(self, db: FalkorDB, graph_name: str) -> None:
+        self.db = db
+        self.name = graph_name
+        self.graph = db.select_graph(graph_name)
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _query(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        with translate_errors(cypher.split()[0].lower()):
+            return list(self.graph.query(cypher, params or {}).result_set)
+
+    def _read(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        with translate_errors(cypher.split()[0].lower()):
+            try:
+                return list(self.graph.ro_query(cypher, params or {}).result_set)
+            except redis.ResponseError as exc:
+                if "empty key" in str(exc):  # the graph does not exist yet
+                    return [[0]] if "count(" in cypher and "UNWIND" not in cypher else []
+                raise
+
+    def _write_rows(self, cypher: str, rows: Sequence[dict[str, Any]]) -> None:
+        for chunk in _batches(rows):
+            self._query(cypher, {"rows": list(chunk)})
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.db.connection.close()
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, Any] | None:
+        rows = self._read("MATCH (m:Meta {key: $key}) RETURN properties(m)", {"key": META_KEY})
+        return dict(rows[0][0]) if rows else None
+
+    def ensure_schema(self) -> None:
+        """Create indexes and the version node on an empty graph; refuse a foreign version."""
+        meta = self._meta()
+        if meta is not None:
+            found = meta.get("schema_version")
+            if found != SCHEMA_VERSION:
+                raise SchemaMismatch(
+                    f"graph {self.name!r} has schema version {found}, this Guard writes "
+                    f"version {SCHEMA_VERSION}",
+                    hint="rebuild it with `guard ingest-static REPO --reset` "
+                    "and `guard ingest-coverage REPO`",
+                )
+            return
+        if self._read("MATCH (n) RETURN count(n)")[0][0]:
+            raise SchemaMismatch(
+                f"graph {self.name!r} holds data that Guard did not write (no schema node)",
+                hint="choose another graph name with GUARD_GRAPH, or rebuild with --reset",
+            )
+        for label, prop in INDEXES:
+            try:
+                self._query(f"CREATE INDEX FOR (n:{label}) ON (n.{prop})")
+            except StoreError as exc:
+                if "already indexed" not in str(exc):
+                    raise
+        self._query(
+            "MERGE (m:Meta {key: $key}) SET m.schema_version = $version",
+            {"key": META_KEY, "version": SCHEMA_VERSION},
+        )
+
+    def clear(self) -> None:
+        """Delete the whole graph (``--reset``)."""
+        with translate_errors("delete"):
+            try:
+                self.graph.delete()
+            except redis.ResponseError as exc:
+                if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
+                    raise
+
+    def ingest_info(self) -> IngestInfo:
+        return IngestInfo.from_mapping(self._meta() or {})
+
+    def update_ingest_info(self, **fields: object) -> None:
+        self._query(
+            "MERGE (m:Meta {key: $key}) SET m += $fields",
+            {"key": META_KEY, "fields": {k: v for k, v in fields.items()}},
+        )
+
+    def stats(self) -> GraphStats:
+        counts = {}
+        for key, pattern in (
+            ("files", "(n:File)"),
+            ("functions", "(n:Function)"),
+            ("tests", "(n:Test)"),
+            ("runs", "(n:Run)"),
+            ("calls", "()-[n:CALLS]->()"),
+            ("imports", "()-[n:IMPORTS]->()"),
+            ("covered_by", "()-[n:COVERED_BY]->()"),
+            ("failed_in", "()-[n:FAILED_IN]->()"),
+        ):
+            counts[key] = self._read(f"MATCH {pattern} RETURN count(n)")[0][0]
+        return GraphStats(**counts)
+
+    # -- static index ---------------------------------------------------------------------------
+
+    def file_hashes(self) -> dict[str, str]:
+        return {path: sha for path, sha in self._read("MATCH (f:File) RETURN f.path, f.sha")}
+
+    def write_files(self, files: Sequence[FileIndex]) -> None:
+        """Write (or rewrite) the static index of ``files``.
+
+        Nodes are merged by id so the evidence on a function survives a re-ingest of its file;
+        functions and tests that left a file are removed with their edges.
+        """
+        if not files:
+            return
+        self._write_rows(
+            "UNWIND $rows AS r MERGE (f:File {path: r.path}) "
+            "SET f.sha = r.sha, f.module = r.module, f.parse_error = r.parse_error",
+            [
+                {"path": f.path, "sha": f.sha, "module": f.module, "parse_error": f.parse_error}
+                for f in files
+            ],
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (n:Function {file: r.path}) "
+            "WHERE NOT n.id IN r.ids DETACH DELETE n",
+            [{"path": f.path, "ids": [fn.id for fn in f.functions]} for f in files],
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (n:Test {file: r.path}) "
+            "WHERE NOT n.id IN r.ids DETACH DELETE n",
+            [{"path": f.path, "ids": [t.id for t in f.tests]} for f in files if f.tests],
+        )
+        fn_rows = [
+            {
+                "id": fn.id,
+                "file": fn.file,
+                "name": fn.name,
+                "qualname": fn.qualname,
+                "dotted": f"{f.module}.{fn.qualname}" if f.module else None,
+                "start": fn.start,
+                "end": fn.end,
+                "dyn": fn.has_dynamic_dispatch,
+                "refs": list(fn.refs),
+            }
+            for f in files
+            for fn in f.functions
+        ]
+        self._write_rows(
+            "UNWIND $rows AS r MERGE (n:Function {id: r.id}) "
+            "ON CREATE SET n.no_evidence = true "
+            "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, n.dotted = r.dotted, "
+            "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs "
+            "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
+            fn_rows,
+        )
+        test_rows = [
+            {
+                "id": t.id,
+                "file": t.file,
+                "name": t.name,
+                "qualname": t.qualname,
+                "start": t.start,
+                "end": t.end,
+            }
+            for f in files
+            for t in f.tests
+        ]
+        self._write_rows(
+            "UNWIND $rows AS r MERGE (n:Test {id: r.id}) "
+            "ON CREATE SET n.flake_rate = 0.0 "
+            "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, "
+            "n.start = r.start, n.end = r.end "
+            "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
+            test_rows,
+        )
+        paths = [f.path for f in files]
+        self._query(
+            "MATCH (a:Function)-[c:CALLS]->() WHERE a.file IN $paths DELETE c", {"paths": paths}
+        )
+        self._query(
+            "MATCH (a:File)-[i:IMPORTS]->() WHERE a.path IN $paths DELETE i", {"paths": paths}
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (a:Function {id: r.caller}), (b:Function {id: r.callee}) "
+            "MERGE (a)-[c:CALLS]->(b) SET c.source = 'static', c.confidence = r.confidence",
+            [
+                {"caller": c.caller, "callee": c.callee, "confidence": c.confidence}
+                for f in files
+                for c in f.calls
+            ],
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (a:File {path: r.src}) MERGE (b:File {path: r.dst}) "
+            "MERGE (a)-[i:IMPORTS]->(b) SET i.source = 'static', i.confidence = 1.0",
+            [{"src": f.path, "dst": dst} for f in files for dst in f.imports],
+        )
+
+    def remove_files(self, paths: Iterable[str]) -> None:
+        rows = [{"path": p} for p in paths]
+        if not rows:
+            return
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (n:Function {file: r.path}) DETACH DELETE n", rows
+        )
+        self._write_rows("UNWIND $rows AS r MATCH (n:Test {file: r.path}) DETACH DELETE n", rows)
+        self._write_rows("UNWIND $rows AS r MATCH (n:File {path: r.path}) DETACH DELETE n", rows)
+
+    # -- evidence -------------------------------------------------------------------------------
+
+    def write_coverage(
+        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+    ) -> None:
+        """Write ``COVERED_BY`` edges; with ``replace``, first drop the coverage edges of
+        ``tests`` (repair edges stay), then recompute ``no_evidence``."""
+        test_rows = [{"id": t, "file": split_id(t)[0]} for t in tests]
+        self._write_rows(
+            "UNWIND $rows AS r MERGE (t:Test {id: r.id}) "
+            "ON CREATE SET t.file = r.file, t.flake_rate = 0.0",
+            test_rows,
+        )
+        if replace:
+            self._write_rows(
+                "UNWIND $rows AS r MATCH ()-[c:COVERED_BY]->(t:Test {id: r.id}) "
+                "WHERE c.source = 'coverage' DELETE c",
+                test_rows,
+            )
+        # Rows grouped by test and edge properties: the client's parameter encoding is the
+        # bottleneck of bulk writes, and ids in a list encode far faster than one dict per edge.
+        groups: dict[tuple[bool, str, str, float, int], list[str]] = {}
+        for e in edges:
+            key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count)
+            groups.setdefault(key, []).append(e.function)
+        create = (
+            "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
+            "last_verified_sha: $sha}]->(t)"
+            if replace  # the pairs were just deleted, and CREATE is twice as fast as MERGE
+            else "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = r.s, c.confidence = r.c, "
+            "c.evidence_count = r.n, c.last_verified_sha = $sha"
+        )
+        for is_function, match in (
+            (True, "MATCH (f:Function {id: fid})"),
+            (False, "MERGE (f:File {path: fid}) WITH f, t, r"),
+        ):
+            rows = [
+                {"t": test, "s": source, "c": conf, "n": count, "fs": fids}
+                for (is_fn, test, source, conf, count), fids in groups.items()
+                if is_fn is is_function
+            ]
+            for chunk in _chunks_by_size(rows):
+                self._query(
+                    "UNWIND $rows AS r MATCH (t:Test {id: r.t}) UNWIND r.fs AS fid "
+                    f"{match} {create}",
+                    {"rows": chunk, "sha": sha},
+                )
+        self.refresh_no_evidence()
+
+    def refresh_no_evidence(self) -> None:
+        self._query(
+            "MATCH (f:Function) OPTIONAL MATCH (f)-[c:COVERED_BY]->(:Test) "
+            "WITH f, count(c) AS n SET f.no_evidence = (n = 0)"
+        )
+
+    def set_flake_rates(self, rates: dict[str, float]) -> None:
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (t:Test {id: r.id}) SET t.flake_rate = r.rate",
+            [{"id": t, "rate": rate} for t, rate in rates.items()],
+        )
+
+    def covering_tests(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0
+    ) -> list[CoverEdge]:
+        """The tests that executed any of ``function_ids`` (function ids or data-file paths)."""
+        ids = sorted(set(function_ids))
+        if not ids:
+            return []
+        # One row per function with its edges collected: fewer rows to decode client-side.
+        returns = (
+            "WHERE c.confidence >= $min RETURN id, "
+            "collect([t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha])"
+        )
+        rows: list[list[Any]] = []
+        fn_ids = [i for i in ids if "::" in i]
+        data_files = [i for i in ids if "::" not in i]
+        if fn_ids:
+            rows += self._read(
+                "UNWIND $ids AS id MATCH (:Function {id: id})-[c:COVERED_BY]->(t:Test) " + returns,
+                {"ids": fn_ids, "min": min_confidence},
+            )
+        if data_files:
+            rows += self._read(
+                "UNWIND $ids AS id MATCH (:File {path: id})-[c:COVERED_BY]->(t:Test) " + returns,
+                {"ids": data_files, "min": min_confidence},
+            )
+        edges = [
+            CoverEdge(
+                function=fid,
+                test=tid,
+                source=source or "coverage",
+                confidence=float(conf if conf is not None else 0.0),
+                evidence_count=int(count or 0),
+                last_verified_sha=sha,
+            )
+            for fid, collected in rows
+            for tid, source, conf, count, sha in collected
+        ]
+        return sorted(edges, key=lambda e: (-e.confidence, e.function, e.test))
+
+    def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
+        """Functions that reach ``function_id`` through at most ``hops`` ``CALLS`` edges, each
+        at least ``min_confidence``; the confidence of a path is the product of its edges."""
+        hops = max(1, min(int(hops), 10))
+        rows = self._read(
+            f"MATCH p = (a:Function)-[:CALLS*1..{hops}]->(b:Function {{id: $id}}) "
+            "WHERE all(c IN relationships(p) WHERE c.confidence >= $min) "
+            "RETURN a.id, length(p), reduce(x = 1.0, c IN relationships(p) | x * c.confidence)",
+            {"id": function_id, "min": min_confidence},
+        )
+        best: dict[str, Caller] = {}
+        for aid, length, conf in rows:
+            if aid == function_id:
+                continue
+            current = best.get(aid)
+            if current is None or (length, -conf) < (current.hops, -current.confidence):
+                best[aid] = Caller(id=aid, hops=int(length), confidence=float(conf))
+        return sorted(best.values(), key=lambda c: (c.hops, -c.confidence, c.id))
+
+    def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (f:Function {id: id}) "
+            "RETURN f.id, f.file, f.no_evidence, f.has_dynamic_dispatch",
+            {"ids": sorted(set(ids))},
+        )
+        return {
+            fid: FunctionFacts(
+                id=fid, file=file, no_evidence=bool(noev), has_dynamic_dispatch=bool(dyn)
+            )
+            for fid, file, noev, dyn in rows
+        }
+
+    def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for path, fid in self._read(
+            "UNWIND $paths AS p MATCH (f:Function {file: p}) RETURN p, f.id",
+            {"paths": sorted(set(paths))},
+        ):
+            out.setdefault(path, []).append(fid)
+        return out
+
+    def tests_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """Tests associated with each source file: tests that executed any of its functions,
+        and tests whose test module imports it."""
+        out: dict[str, set[str]] = {}
+        params = {"paths": sorted(set(paths))}
+        for path, tid in self._read(
+            "UNWIND $paths AS p MATCH (:Function {file: p})-[:COVERED_BY]->(t:Test) "
+            "RETURN DISTINCT p AS p, t.id AS t "
+            "UNION "
+            "UNWIND $paths AS p "
+            "MATCH (:File {path: p})<-[:IMPORTS]-(:File)<-[:DEFINED_IN]-(t:Test) "
+            "RETURN DISTINCT p AS p, t.id AS t",
+            params,
+        ):
+            out.setdefault(path, set()).add(tid)
+        return {p: sorted(ts) for p, ts in out.items()}
+
+    def all_tests(self) -> list[str]:
+        return sorted(r[0] for r in self._read("MATCH (t:Test) RETURN t.id"))
+
+    # -- runs and repairs -----------------------------------------------------------------------
+
+    def record_run(self, run: RunRecord) -> None:
+        self._query(
+            "CREATE (r:Run {id: $id, timestamp: $ts, commit_sha: $sha, duration_ms: $ms, "
+            "total_tests: $total, passed: $passed, failed: $failed})",
+            {
+                "id": run.id,
+                "ts": run.timestamp,
+                "sha": run.commit_sha,
+                "ms": run.duration_ms,
+                "total": len(run.outcomes),
+                "passed": run.passed,
+                "failed": run.failed,
+            },
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MERGE (t:Test {id: r.test}) "
+            "ON CREATE SET t.file = r.file, t.flake_rate = 0.0 "
+            "WITH t, r MATCH (run:Run {id: r.run}) "
+            "CREATE (t)-[:FAILED_IN {source: 'test_run', error_message: r.message}]->(run)",
+            [
+                {
+                    "run": run.id,
+                    "test": o.test,
+                    "file": split_id(o.test)[0],
+                    "message": o.message[:2000],
+                }
+                for o in run.outcomes
+                if o.outcome in ("failed", "error")
+            ],
+        )
+
+    def refresh_edges(self, tests: Iterable[str], sha: str) -> None:
+        """Mark the evidence of ``tests`` as verified at ``sha`` (after they ran and passed)."""
+        self._write_rows(
+            "UNWIND $rows AS r MATCH ()-[c:COVERED_BY]->(t:Test {id: r.id}) "
+            "SET c.last_verified_sha = r.sha",
+            [{"id": t, "sha": sha} for t in tests],
+        )
+
+    def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
+        """A ``miss_repair`` edge with confidence 1.0; clears the function's ``no_evidence``."""
+        rows = self._query(
+            "MATCH (f:Function {id: $fid}) "
+            "MERGE (t:Test {id: $tid}) ON CREATE SET t.file = $tfile, t.flake_rate = 0.0 "
+            "MERGE (f)-[c:COVERED_BY]->(t) "
+            "SET c.source = 'miss_repair', c.confidence = 1.0, "
+            "c.evidence_count = coalesce(c.evidence_count, 0) + 1, c.last_verified_sha = $sha, "
+            "f.no_evidence = false RETURN f.id",
+            {"fid": function_id, "tid": test_id, "tfile": split_id(test_id)[0], "sha": sha},
+        )
+        if not rows:
+            raise GuardError(
+                f"no function {function_id!r} in the graph",
+                hint="ids look like path/to/file.py::Class.method; "
+                "run `guard ingest-static` first if the function is new",
+            )

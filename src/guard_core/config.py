@@ -1,0 +1,135 @@
+"""Settings: ``[tool.guard]`` in the target's pyproject.toml, then ``GUARD_*`` variables, then
+explicit keyword overrides. Loading is a pure function of (repo, env, overrides)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from guard_core.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+@attrs.frozen
+class Settings:
+    """Everything Guard needs to know about one repository and how to treat it."""
+
+    repo: Path
+    falkordb_url: str | None = None  # None: the embedded server under state_dir
+    graph: str | None = None  # None: derived from the repository's identity
+    state_dir: Path | None = None  # None: <repo>/.guard
+    python: str | None = None  # interpreter that runs the target's tests
+    subset_threshold: float = 0.8
+    medium_threshold: float = 0.5
+    min_confidence: float = 0.0  # COVERED_BY edges below this are ignored
+    use_confidence: bool = True  # ablation: --no-confidence
+    widening: bool = True  # ablation: --no-widening
+    seed_policy: bool = False  # ablation: the published policy without refinements
+    pytest_args: tuple[str, ...] = ()
+    plugin_autoload: bool = True
+    policies: tuple[str, ...] = ()  # empty: every registered trust policy votes
+
+    @property
+    def guard_dir(self) -> Path:
+        return self.state_dir if self.state_dir is not None else self.repo / ".guard"
+
+
+_ENV = {
+    "GUARD_FALKORDB_URL": "falkordb_url",
+    "GUARD_GRAPH": "graph",
+    "GUARD_STATE_DIR": "state_dir",
+    "GUARD_PYTHON": "python",
+    "GUARD_SUBSET_THRESHOLD": "subset_threshold",
+    "GUARD_MEDIUM_THRESHOLD": "medium_threshold",
+    "GUARD_MIN_CONFIDENCE": "min_confidence",
+    "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
+}
+_FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
+_BOOLS = {"use_confidence", "widening", "seed_policy", "plugin_autoload"}
+_TUPLES = {"pytest_args", "policies"}
+_PATHS = {"state_dir"}
+_FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo"}
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _read_pyproject(repo: Path) -> dict[str, Any]:
+    path = repo / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(
+            f"cannot read {path}: {exc}", hint="fix the file or remove its [tool.guard] table"
+        ) from exc
+    table = data.get("tool", {}).get("guard", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.guard] in {path} must be a table")
+    return {key.replace("-", "_"): value for key, value in table.items()}
+
+
+def _coerce(name: str, value: Any, origin: str) -> Any:
+    try:
+        if name in _FLOATS:
+            number = float(value)
+            if not 0.0 <= number <= 1.0:
+                raise ValueError("must be within [0, 1]")
+            return number
+        if name in _BOOLS:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise ValueError("must be true or false")
+        if name in _TUPLES:
+            if isinstance(value, str):
+                return tuple(value.split())
+            return tuple(str(v) for v in value)
+        if name in _PATHS:
+            return Path(value).expanduser() if value is not None else None
+        return None if value is None else str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"invalid value for {name} in {origin}: {value!r} ({exc})") from exc
+
+
+def load_settings(
+    repo: str | Path, env: Mapping[str, str] | None = None, **overrides: Any
+) -> Settings:
+    """Build the settings for ``repo``; later sources win: pyproject, environment, overrides."""
+    root = Path(repo).expanduser().resolve()
+    values: dict[str, Any] = {}
+    for name, value in _read_pyproject(root).items():
+        if name not in _FIELDS:
+            raise ConfigError(
+                f"unknown key {name!r} in [tool.guard] of {root / 'pyproject.toml'}",
+                hint=f"known keys: {', '.join(sorted(_FIELDS))}",
+            )
+        values[name] = _coerce(name, value, "[tool.guard]")
+    for var, name in _ENV.items():
+        if env is not None and var in env:
+            raw = env[var]
+            if name == "plugin_autoload":
+                values[name] = not _coerce(name, raw, var)
+            elif raw != "":
+                values[name] = _coerce(name, raw, var)
+    for name, value in overrides.items():
+        if name not in _FIELDS:
+            raise ConfigError(f"unknown setting {name!r}")
+        if value is not None:
+            values[name] = _coerce(name, value, "arguments")
+    settings = Settings(repo=root, **values)
+    if settings.medium_threshold > settings.subset_threshold:
+        raise ConfigError("medium_threshold must not exceed subset_threshold")
+    return settings

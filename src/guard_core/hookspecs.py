@@ -1,0 +1,56 @@
+"""The ``guard_*`` hooks, grouped by lifecycle phase.
+
+Adapters and third-party plugins implement them with ``guard_core.hookimpl``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from guard_core.model import Decision
+    from guard_core.plugins import AdapterRegistry
+    from guard_core.ports import PolicyInput, Vote
+
+hookspec = pluggy.HookspecMarker("guard")
+
+# -- start-up ---------------------------------------------------------------------------------
+
+
+@hookspec
+def guard_register_adapters(registry: AdapterRegistry) -> None:
+    """Register adapter factories (store, slicer, runner, collector, trust policy).
+
+    :param registry: call ``registry.add_store(name, factory)`` and its siblings; a factory
+        takes the :class:`~guard_core.config.Settings` and returns the adapter.
+    """
+
+
+# -- decision ---------------------------------------------------------------------------------
+
+
+@hookspec
+def guard_trust_vote(data: PolicyInput) -> Vote | None:
+    """Cast an extra vote on a change, beside the registered trust policies.
+
+    All results are collected; the most conservative vote (the widest level) wins, and a
+    plugin that raises counts as a vote for run-all.
+
+    :param data: the change set and the evidence the graph holds for it.
+    :return: a :class:`~guard_core.ports.Vote`, or None to abstain.
+    """
+
+
+@hookspec
+def guard_adjust_decision(decision: Decision, data: PolicyInput) -> Decision | None:
+    """Adjust a finished decision, for instance to add tests a team always wants run.
+
+    A result that would run fewer tests than ``decision`` is ignored with a warning: plugins
+    can widen a selection, never narrow it.
+
+    :param decision: the decision as the engine made it.
+    :param data: the evidence the decision was made from.
+    :return: a wider decision, or None to leave it unchanged.
+    """

@@ -1,0 +1,356 @@
+"""Frozen value objects of the domain: ids, change sets, evidence, trust and decisions."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+MODULE_SCOPE = "<module>"
+"""Last qualname part of the pseudo-function that stands for a module's top-level code."""
+CLASS_BODY = "<body>"
+"""Last qualname part of the pseudo-function that stands for a class body."""
+
+
+def node_id(path: str, qualname: str) -> str:
+    """Id of a function or test: ``path/relative/to/root.py::Qual.name``."""
+    return f"{path}::{qualname}"
+
+
+def split_id(ident: str) -> tuple[str, str]:
+    """Split an id into ``(path, qualname)``; the qualname is empty for a bare path."""
+    path, sep, qual = ident.partition("::")
+    return (path, qual) if sep else (ident, "")
+
+
+def _non_empty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name} must not be empty")
+
+
+def _unit_interval(_inst: object, attribute: attrs.Attribute[Any], value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{attribute.name} must be within [0, 1], got {value!r}")
+
+
+class Level(str, enum.Enum):
+    """How wide a selection is; later members are wider (more conservative)."""
+
+    SUBSET = "subset"
+    MEDIUM = "medium"
+    RUN_ALL = "run-all"
+
+    @property
+    def rank(self) -> int:
+        return list(Level).index(self)
+
+    @classmethod
+    def widest(cls, *levels: Level) -> Level:
+        return max(levels, key=lambda level: level.rank, default=cls.SUBSET)
+
+
+class ChangeKind(str, enum.Enum):
+    """What happened to a function or region between the two sides of a diff."""
+
+    MODIFIED = "modified"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+class RegionKind(str, enum.Enum):
+    """The kind of code a changed id stands for."""
+
+    FUNCTION = "function"
+    CLASS_BODY = "class_body"
+    MODULE = "module"
+
+
+class FileKind(str, enum.Enum):
+    """How a file took part in a diff."""
+
+    MODIFIED = "modified"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+class FileRole(str, enum.Enum):
+    """What a changed file is to Guard; decides which rule handles it."""
+
+    SOURCE = "source"  # Python code under test
+    TEST = "test"  # a pytest test module
+    CONFTEST = "conftest"
+    ENVIRONMENT = "environment"  # packaging, pytest or dependency configuration
+    DATA = "data"  # any other file (templates, JSON, static files)
+
+
+@attrs.frozen
+class ChangedFile:
+    """One file of the diff."""
+
+    path: str = attrs.field(validator=_non_empty)
+    kind: FileKind
+    role: FileRole
+    old_path: str | None = None
+    binary: bool = False
+
+
+@attrs.frozen
+class ChangedRegion:
+    """A function, class body or module body whose code differs between the two sides.
+
+    ``header_changed`` marks a decorator, signature or docstring change (evaluated when the
+    ``def`` runs, not when the function is called); ``names`` are the module- or class-level
+    names that a changed top-level statement binds.
+    """
+
+    id: str = attrs.field(validator=_non_empty)
+    file: str = attrs.field(validator=_non_empty)
+    kind: ChangeKind
+    region: RegionKind = RegionKind.FUNCTION
+    old_id: str | None = None
+    dynamic_dispatch: bool = False
+    header_changed: bool = False
+    names: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class ChangeSet:
+    """Everything a diff changed, as the slicer sees it.
+
+    ``problems`` are reasons the slicer could not see the change fully (unparsable file,
+    binary file, unreadable diff, unclaimed hunk); any problem makes the decision run-all.
+    """
+
+    base: str
+    files: tuple[ChangedFile, ...] = ()
+    regions: tuple[ChangedRegion, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.files and not self.regions and not self.problems
+
+
+@attrs.frozen
+class CoverEdge:
+    """A ``COVERED_BY`` edge: ``test`` executed ``function``."""
+
+    function: str
+    test: str
+    source: str = "coverage"
+    confidence: float = attrs.field(default=1.0, validator=_unit_interval)
+    evidence_count: int = 1
+    last_verified_sha: str | None = None
+
+
+@attrs.frozen
+class Reason:
+    """Why one test was selected: the rule and the function, file or edge behind it."""
+
+    rule: str
+    via: str
+    confidence: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"rule": self.rule, "via": self.via}
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 4)
+        return out
+
+
+@attrs.frozen
+class Override:
+    """A hard override or widening that fired, with the detail a human needs."""
+
+    kind: str
+    detail: str
+
+
+@attrs.frozen
+class TrustComponents:
+    """The three terms of the trust formula."""
+
+    evidence_ratio: float = attrs.field(validator=_unit_interval)
+    freshness: float = attrs.field(validator=_unit_interval)
+    uncertain_ratio: float = attrs.field(validator=_unit_interval)
+
+    @property
+    def trust(self) -> float:
+        return 0.5 * self.evidence_ratio + 0.3 * self.freshness + 0.2 * (1 - self.uncertain_ratio)
+
+
+@attrs.frozen
+class GraphStats:
+    """Node and edge counts of one repository's graph."""
+
+    files: int = 0
+    functions: int = 0
+    tests: int = 0
+    runs: int = 0
+    calls: int = 0
+    imports: int = 0
+    covered_by: int = 0
+    failed_in: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class IngestInfo:
+    """What the graph knows about its own provenance (kept in the schema node)."""
+
+    static_sha: str | None = None
+    coverage_sha: str | None = None
+    coverage_complete: bool = False
+    coverage_runs: int = 0
+    environment: str | None = None  # fingerprint of interpreter + installed packages
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> IngestInfo:
+        return cls(
+            static_sha=data.get("static_sha") or None,
+            coverage_sha=data.get("coverage_sha") or None,
+            coverage_complete=bool(data.get("coverage_complete", False)),
+            coverage_runs=int(data.get("coverage_runs") or 0),
+            environment=data.get("environment") or None,
+        )
+
+
+@attrs.frozen
+class Decision:
+    """The answer to "which tests must run": level, trust, and a reason per selected test."""
+
+    level: Level
+    trust: float
+    components: TrustComponents
+    tests: tuple[str, ...]
+    reasons: Mapping[str, tuple[Reason, ...]]
+    total_tests: int
+    overrides: tuple[Override, ...] = ()
+    change_set: ChangeSet = attrs.field(factory=lambda: ChangeSet(base="HEAD"))
+    skipped_summary: str = ""
+    elapsed_ms: float = 0.0
+
+    SCHEMA = "guard.decision/1"
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable ``guard.decision/1`` object."""
+        cs = self.change_set
+        return {
+            "schema": self.SCHEMA,
+            "level": self.level.value,
+            "trust": round(self.trust, 4),
+            "components": {
+                "evidence_ratio": round(self.components.evidence_ratio, 4),
+                "freshness": round(self.components.freshness, 4),
+                "uncertain_ratio": round(self.components.uncertain_ratio, 4),
+            },
+            "overrides": [{"kind": o.kind, "detail": o.detail} for o in self.overrides],
+            "changed": {
+                "base": cs.base,
+                "files": [
+                    {"path": f.path, "kind": f.kind.value, "role": f.role.value}
+                    | ({"old_path": f.old_path} if f.old_path else {})
+                    for f in cs.files
+                ],
+                "functions": [
+                    {"id": r.id, "kind": r.kind.value, "region": r.region.value}
+                    | ({"old_id": r.old_id} if r.old_id else {})
+                    | ({"dynamic_dispatch": True} if r.dynamic_dispatch else {})
+                    for r in cs.regions
+                ],
+                "problems": list(cs.problems),
+            },
+            "tests": list(self.tests),
+            "reasons": {t: [r.to_json() for r in self.reasons.get(t, ())] for t in self.tests},
+            "skipped": self.skipped_summary,
+            "total_tests": self.total_tests,
+            "elapsed_ms": round(self.elapsed_ms, 2),
+        }
+
+
+@attrs.frozen
+class TestOutcome:
+    """The result of one test in a run."""
+
+    __test__ = False  # not a pytest test class
+
+    test: str
+    outcome: str  # passed | failed | error | skipped
+    duration_ms: float = 0.0
+    message: str = ""
+
+
+@attrs.frozen
+class RunRecord:
+    """One recorded test run (a ``Run`` node)."""
+
+    id: str
+    timestamp: float
+    commit_sha: str
+    duration_ms: float
+    outcomes: tuple[TestOutcome, ...] = ()
+
+    @property
+    def passed(self) -> int:
+        return sum(o.outcome == "passed" for o in self.outcomes)
+
+    @property
+    def failed(self) -> int:
+        return sum(o.outcome in ("failed", "error") for o in self.outcomes)
+
+
+@attrs.frozen
+class FunctionNode:
+    """A function, method or pseudo-function (module or class body) from the static index."""
+
+    id: str
+    file: str
+    name: str
+    qualname: str
+    start: int
+    end: int
+    has_dynamic_dispatch: bool = False
+    refs: tuple[str, ...] = ()  # dotted names the code reads, resolved where possible
+
+
+@attrs.frozen
+class TestNode:
+    """A pytest test function (parametrisations collapse into it)."""
+
+    __test__ = False
+
+    id: str
+    file: str
+    name: str
+    qualname: str
+    start: int
+    end: int
+
+
+@attrs.frozen
+class CallEdge:
+    """A static ``CALLS`` edge with how sure the resolution is."""
+
+    caller: str
+    callee: str
+    confidence: float = attrs.field(default=0.6, validator=_unit_interval)
+
+
+@attrs.frozen
+class FileIndex:
+    """The static index of one file: what the indexer writes for it."""
+
+    path: str
+    sha: str
+    module: str | None = None  # dotted module name, None for non-importable files
+    functions: tuple[FunctionNode, ...] = ()
+    tests: tuple[TestNode, ...] = ()
+    calls: tuple[CallEdge, ...] = ()
+    imports: tuple[str, ...] = ()  # repo-relative paths of imported files
+    parse_error: str | None = None

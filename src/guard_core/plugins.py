@@ -1,0 +1,123 @@
+"""The plugin manager, the adapter registry and a typed facade over the hooks."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+import pluggy
+
+from guard_core import hookspecs
+from guard_core.config import Settings
+from guard_core.errors import ConfigError, GuardError
+from guard_core.logs import get_logger
+
+hookimpl = pluggy.HookimplMarker("guard")
+log = get_logger("guard.plugins")
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "guard_core.policy",
+    "guard_adapters.falkordb.plugin",
+    "guard_adapters.libcst.plugin",
+    "guard_adapters.pytest.plugin",
+)
+"""Import strings of the built-in plugins, loaded lazily when a manager is built."""
+
+Factory = Callable[[Settings], Any]
+
+
+@attrs.define
+class AdapterRegistry:
+    """Named adapter factories, filled by ``guard_register_adapters`` hooks."""
+
+    stores: dict[str, Factory] = attrs.field(factory=dict)
+    slicers: dict[str, Factory] = attrs.field(factory=dict)
+    runners: dict[str, Factory] = attrs.field(factory=dict)
+    collectors: dict[str, Factory] = attrs.field(factory=dict)
+    policies: dict[str, Factory] = attrs.field(factory=dict)
+
+    def add_store(self, name: str, factory: Factory) -> None:
+        self.stores[name] = factory
+
+    def add_slicer(self, name: str, factory: Factory) -> None:
+        self.slicers[name] = factory
+
+    def add_runner(self, name: str, factory: Factory) -> None:
+        self.runners[name] = factory
+
+    def add_collector(self, name: str, factory: Factory) -> None:
+        self.collectors[name] = factory
+
+    def add_trust_policy(self, name: str, factory: Factory) -> None:
+        self.policies[name] = factory
+
+
+def make_plugin_manager(
+    builtins: Iterable[str] = BUILTIN_PLUGINS,
+    extra: Iterable[object] = (),
+    autoload: bool = True,
+) -> pluggy.PluginManager:
+    """Build a manager with the built-in plugins, ``extra`` ones, and (unless disabled) the
+    third-party plugins of the ``guard`` entry-point group."""
+    pm = pluggy.PluginManager("guard")
+    pm.add_hookspecs(hookspecs)
+    for name in builtins:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise GuardError(
+                f"built-in plugin {name} cannot be imported: {exc}",
+                hint="reinstall guard-graph",
+            ) from exc
+        pm.register(module, name=name)
+    for plugin in extra:
+        pm.register(plugin)
+    if autoload:
+        pm.load_setuptools_entrypoints("guard")
+    pm.check_pending()
+    return pm
+
+
+class Plugins:
+    """Typed facade over the hooks, so the rest of the code never calls ``pm.hook`` itself."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+        self.registry = AdapterRegistry()
+        pm.hook.guard_register_adapters(registry=self.registry)
+
+    @classmethod
+    def for_settings(cls, settings: Settings, extra: Iterable[object] = ()) -> Plugins:
+        return cls(make_plugin_manager(extra=extra, autoload=settings.plugin_autoload))
+
+    def _pick(self, kind: str, table: dict[str, Factory], name: str, settings: Settings) -> Any:
+        try:
+            factory = table[name]
+        except KeyError:
+            known = ", ".join(sorted(table)) or "none"
+            raise ConfigError(f"no {kind} adapter named {name!r} (registered: {known})") from None
+        return factory(settings)
+
+    def store(self, settings: Settings, name: str = "falkordb") -> Any:
+        return self._pick("store", self.registry.stores, name, settings)
+
+    def slicer(self, settings: Settings, name: str = "libcst") -> Any:
+        return self._pick("slicer", self.registry.slicers, name, settings)
+
+    def runner(self, settings: Settings, name: str = "pytest") -> Any:
+        return self._pick("runner", self.registry.runners, name, settings)
+
+    def collector(self, settings: Settings, name: str = "coverage") -> Any:
+        return self._pick("collector", self.registry.collectors, name, settings)
+
+    def trust_policies(self, settings: Settings) -> list[Any]:
+        names = settings.policies or tuple(sorted(self.registry.policies))
+        return [self._pick("trust policy", self.registry.policies, n, settings) for n in names]
+
+    def extra_votes(self, data: Any) -> list[Any]:
+        return [v for v in self.pm.hook.guard_trust_vote(data=data) if v is not None]
+
+    def adjust_decision(self, decision: Any, data: Any) -> list[Any]:
+        return [d for d in self.pm.hook.guard_adjust_decision(decision=decision, data=data) if d]

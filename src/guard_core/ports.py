@@ -1,0 +1,138 @@
+"""The ports: what the domain needs from the outside world, as typing.Protocol interfaces.
+
+Adapters implement them; ``guard_core.testing`` has small in-memory fakes for unit tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import attrs
+
+from guard_core.model import (
+    ChangeSet,
+    CoverEdge,
+    FileIndex,
+    GraphStats,
+    IngestInfo,
+    Level,
+    Override,
+    RunRecord,
+    TrustComponents,
+)
+
+
+@attrs.frozen
+class FunctionFacts:
+    """What the graph knows about one function id."""
+
+    id: str
+    file: str
+    no_evidence: bool
+    has_dynamic_dispatch: bool
+
+
+@attrs.frozen
+class Caller:
+    """A function reached by walking ``CALLS`` edges backwards."""
+
+    id: str
+    hops: int
+    confidence: float
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """Persistence of the code graph of one repository."""
+
+    def ensure_schema(self) -> None: ...
+    def stats(self) -> GraphStats: ...
+    def ingest_info(self) -> IngestInfo: ...
+    def update_ingest_info(self, **fields: object) -> None: ...
+    def file_hashes(self) -> dict[str, str]: ...
+    def write_files(self, files: Sequence[FileIndex]) -> None: ...
+    def remove_files(self, paths: Iterable[str]) -> None: ...
+    def write_coverage(
+        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+    ) -> None: ...
+    def covering_tests(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0
+    ) -> list[CoverEdge]: ...
+    def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]: ...
+    def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]: ...
+    def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]: ...
+    def tests_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]: ...
+    def all_tests(self) -> list[str]: ...
+    def record_run(self, run: RunRecord) -> None: ...
+    def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None: ...
+    def clear(self) -> None: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Slicer(Protocol):
+    """Turns the diff of a working tree (against HEAD or ``base``) into a change set."""
+
+    def slice(self, repo: Path, base: str | None = None) -> ChangeSet: ...
+
+
+@attrs.frozen
+class Vote:
+    """A trust policy's verdict on a change: the level it wants and why."""
+
+    level: Level
+    trust: float
+    components: TrustComponents
+    overrides: tuple[Override, ...] = ()
+    policy: str = "default"
+
+
+@attrs.frozen
+class PolicyInput:
+    """What a trust policy sees: the change, and the evidence the graph holds for it."""
+
+    change_set: ChangeSet
+    evidence: Mapping[str, Sequence[CoverEdge]]  # changed function id -> its covering edges
+    facts: Mapping[str, FunctionFacts]  # changed function id -> what the graph knows
+    unexercised: frozenset[str]  # ids a complete, fresh ingest saw no test execute
+    head_sha: str
+    ingest: IngestInfo
+    seed_policy: bool = False
+    use_confidence: bool = True
+    widening: bool = True
+    subset_threshold: float = 0.8
+    medium_threshold: float = 0.5
+    environment_changed: str | None = None  # why the environment differs since the ingest
+
+
+class TrustPolicy(Protocol):
+    """Votes on the level of a change; the most conservative vote wins."""
+
+    name: str
+
+    def vote(self, data: PolicyInput) -> Vote: ...
+
+
+@attrs.frozen
+class RunResult:
+    """What a runner reports: exit status and per-test outcomes."""
+
+    exit_code: int
+    record: RunRecord
+    collected: int = 0
+
+
+class Runner(Protocol):
+    """Runs a set of pytest node ids (or the whole suite when ``tests`` is None)."""
+
+    def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult: ...
+
+
+class Collector(Protocol):
+    """Runs the suite under instrumentation and returns per-test evidence."""
+
+    def collect(
+        self, repo: Path, *, runs: int = 1, shard: tuple[int, int] | None = None
+    ) -> object: ...

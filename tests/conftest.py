@@ -1,0 +1,65 @@
+"""Shared fixtures: one real embedded FalkorDB per test session, one fresh graph per test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.falkordb.embedded import EmbeddedServer
+from guard_adapters.falkordb.store import FalkorGraphStore, connect
+
+
+@pytest.fixture(scope="session")
+def falkordb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    server = EmbeddedServer(tmp_path_factory.mktemp("falkordb"))
+    url = server.ensure_running()
+    yield url
+    server.stop()
+
+
+@pytest.fixture
+def store(falkordb_url: str) -> Iterator[FalkorGraphStore]:
+    graph = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:12]}")
+    graph.ensure_schema()
+    yield graph
+    graph.clear()
+    graph.close()
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+    }  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+    ).stdout
+
+
+def make_repo(root: Path, files: dict[str, str], commit: bool = True) -> Path:
+    """A real git repository with ``files`` committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+@pytest.fixture
+def guard_env(falkordb_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Point Guard (in-process and subprocesses) at the session server with a fresh graph."""
+    graph = f"test:{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("GUARD_FALKORDB_URL", falkordb_url)
+    monkeypatch.setenv("GUARD_GRAPH", graph)
+    return graph

@@ -1,0 +1,194 @@
+"""The FalkorDB store against the real embedded server."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard_adapters.falkordb.schema import META_KEY
+from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_core.errors import GuardError, SchemaMismatch, StoreUnavailable
+from guard_core.model import (
+    CallEdge,
+    CoverEdge,
+    FileIndex,
+    FunctionNode,
+    RunRecord,
+    TestNode,
+    TestOutcome,
+)
+
+HOSTILE = "pkg/we ird/\"quo'te{brace}\\back`tick ünï💥.py"
+
+
+def fn(path: str, qual: str, start: int = 1, end: int = 2, **kw: object) -> FunctionNode:
+    return FunctionNode(
+        id=f"{path}::{qual}",
+        file=path,
+        name=qual.split(".")[-1],
+        qualname=qual,
+        start=start,
+        end=end,
+        **kw,
+    )  # type: ignore[arg-type]
+
+
+def small_graph(store: FalkorGraphStore) -> None:
+    store.write_files(
+        [
+            FileIndex(
+                path="pkg/a.py",
+                sha="1",
+                module="pkg.a",
+                functions=(fn("pkg/a.py", "helper"), fn("pkg/a.py", "top"), fn("pkg/a.py", "root")),
+                calls=(
+                    CallEdge("pkg/a.py::top", "pkg/a.py::helper", 0.9),
+                    CallEdge("pkg/a.py::root", "pkg/a.py::top", 0.5),
+                ),
+            ),
+            FileIndex(
+                path="tests/test_a.py",
+                sha="2",
+                module="tests.test_a",
+                tests=(
+                    TestNode(
+                        "tests/test_a.py::test_one", "tests/test_a.py", "test_one", "test_one", 1, 3
+                    ),
+                ),
+                imports=("pkg/a.py",),
+            ),
+        ]
+    )
+
+
+def test_hostile_ids_round_trip_verbatim(store: FalkorGraphStore) -> None:
+    qual = "Cls.meth'\") DETACH DELETE n //"
+    node = fn(HOSTILE, qual)
+    store.write_files([FileIndex(path=HOSTILE, sha="abc", module=None, functions=(node,))])
+    store.write_coverage(
+        [CoverEdge(node.id, "tests/t.py::test_x[a\\b]")],
+        sha="s1",
+        tests=["tests/t.py::test_x[a\\b]"],
+        replace=True,
+    )
+    assert store.file_hashes() == {HOSTILE: "abc"}
+    facts = store.function_facts([node.id])
+    assert list(facts) == [node.id] and facts[node.id].file == HOSTILE
+    edges = store.covering_tests([node.id])
+    assert [(e.function, e.test) for e in edges] == [(node.id, "tests/t.py::test_x[a\\b]")]
+    assert store.stats().functions == 1  # the injected DETACH DELETE did not run
+
+
+def test_write_is_idempotent_and_keeps_evidence_on_rewrite(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    store.write_coverage(
+        [CoverEdge("pkg/a.py::helper", "tests/test_a.py::test_one")],
+        sha="s1",
+        tests=["tests/test_a.py::test_one"],
+        replace=True,
+    )
+    small_graph(store)
+    stats = store.stats()
+    assert (stats.files, stats.functions, stats.tests, stats.calls, stats.imports) == (
+        2,
+        3,
+        1,
+        2,
+        1,
+    )
+    assert stats.covered_by == 1
+    assert not store.function_facts(["pkg/a.py::helper"])["pkg/a.py::helper"].no_evidence
+    assert store.function_facts(["pkg/a.py::top"])["pkg/a.py::top"].no_evidence
+
+
+def test_rewrite_drops_functions_that_left_the_file(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    store.write_files(
+        [FileIndex(path="pkg/a.py", sha="3", module="pkg.a", functions=(fn("pkg/a.py", "helper"),))]
+    )
+    assert sorted(store.functions_of_files(["pkg/a.py"])["pkg/a.py"]) == ["pkg/a.py::helper"]
+    assert store.stats().calls == 0
+    store.remove_files(["pkg/a.py"])
+    assert store.file_hashes() == {"tests/test_a.py": "2"}
+    assert store.stats().functions == 0
+
+
+def test_callers_respect_hops_and_confidence(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    near = store.callers("pkg/a.py::helper", hops=1, min_confidence=0.0)
+    assert [(c.id, c.hops) for c in near] == [("pkg/a.py::top", 1)]
+    far = store.callers("pkg/a.py::helper", hops=3, min_confidence=0.0)
+    assert [(c.id, c.hops, round(c.confidence, 2)) for c in far] == [
+        ("pkg/a.py::top", 1, 0.9),
+        ("pkg/a.py::root", 2, 0.45),
+    ]
+    assert [c.id for c in store.callers("pkg/a.py::helper", 3, 0.6)] == ["pkg/a.py::top"]
+
+
+def test_covering_tests_order_and_floor(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    tests = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
+    store.write_coverage(
+        [
+            CoverEdge("pkg/a.py::helper", tests[0], confidence=0.5),
+            CoverEdge("pkg/a.py::helper", tests[1], confidence=1.0),
+            CoverEdge("templates/x.html", tests[0]),
+        ],
+        sha="s1",
+        tests=tests,
+        replace=True,
+    )
+    edges = store.covering_tests(["pkg/a.py::helper"])
+    assert [e.test for e in edges] == [tests[1], tests[0]]
+    assert [e.test for e in store.covering_tests(["pkg/a.py::helper"], 0.6)] == [tests[1]]
+    assert store.covering_tests(["templates/x.html"])[0].test == tests[0]
+    assert store.tests_of_files(["pkg/a.py"]) == {"pkg/a.py": tests}
+
+
+def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    store.add_repair_edge("pkg/a.py::top", "tests/test_b.py::test_new", "s2")
+    [edge] = store.covering_tests(["pkg/a.py::top"])
+    assert (edge.source, edge.confidence, edge.last_verified_sha) == ("miss_repair", 1.0, "s2")
+    assert not store.function_facts(["pkg/a.py::top"])["pkg/a.py::top"].no_evidence
+    with pytest.raises(GuardError, match="no function"):
+        store.add_repair_edge("pkg/a.py::missing", "tests/test_b.py::test_new", "s2")
+    store.record_run(
+        RunRecord(
+            id="r1",
+            timestamp=1.0,
+            commit_sha="s2",
+            duration_ms=5,
+            outcomes=(
+                TestOutcome("tests/test_a.py::test_one", "failed", message="boom"),
+                TestOutcome("tests/test_b.py::test_new", "passed"),
+            ),
+        )
+    )
+    stats = store.stats()
+    assert (stats.runs, stats.failed_in) == (1, 1)
+
+
+def test_schema_version_mismatch_is_a_clear_error(store: FalkorGraphStore) -> None:
+    store._query("MATCH (m:Meta {key: $k}) SET m.schema_version = 999", {"k": META_KEY})
+    with pytest.raises(SchemaMismatch, match="schema version 999") as info:
+        store.ensure_schema()
+    assert "--reset" in (info.value.hint or "")
+
+
+def test_foreign_graph_is_refused(falkordb_url: str) -> None:
+    other = FalkorGraphStore(connect(falkordb_url), "test:foreign")
+    other.graph.query("CREATE (:Person {name: 'x'})")
+    try:
+        with pytest.raises(SchemaMismatch, match="did not write"):
+            other.ensure_schema()
+    finally:
+        other.clear()
+
+
+def test_unreachable_server_is_store_unavailable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(StoreUnavailable, match="unreachable"):
+        store = FalkorGraphStore(connect(f"unix://{tmp_path}/nothing.sock"), "g")
+        store.ensure_schema()
+    with pytest.raises(StoreUnavailable):
+        store = FalkorGraphStore(connect("redis://127.0.0.1:1"), "g")
+        store.stats()

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guard_core.config import load_settings
+from guard_core.errors import ConfigError
+
+
+def write(repo: Path, text: str) -> Path:
+    (repo / "pyproject.toml").write_text(text, encoding="utf-8")
+    return repo
+
+
+def test_defaults_without_pyproject(tmp_path: Path) -> None:
+    s = load_settings(tmp_path, {})
+    assert s.repo == tmp_path.resolve()
+    assert s.falkordb_url is None and s.guard_dir == tmp_path.resolve() / ".guard"
+    assert (s.subset_threshold, s.medium_threshold) == (0.8, 0.5)
+
+
+def test_precedence_pyproject_then_env_then_overrides(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        '[tool.guard]\ngraph = "from-toml"\nsubset-threshold = 0.9\npytest_args = ["-x", "-q"]\n',
+    )
+    s = load_settings(tmp_path, {"GUARD_GRAPH": "from-env"})
+    assert (s.graph, s.subset_threshold, s.pytest_args) == ("from-env", 0.9, ("-x", "-q"))
+    s = load_settings(tmp_path, {"GUARD_GRAPH": "from-env"}, graph="explicit")
+    assert s.graph == "explicit"
+
+
+def test_env_url_and_autoload_switch(tmp_path: Path) -> None:
+    s = load_settings(
+        tmp_path,
+        {"GUARD_FALKORDB_URL": "rediss://:pw@host:6380", "GUARD_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
+    assert s.falkordb_url == "rediss://:pw@host:6380" and s.plugin_autoload is False
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[tool.guard]\nnope = 1\n", "unknown key 'nope'"),
+        ("[tool.guard]\nsubset_threshold = 2\n", "must be within"),
+        ("[tool.guard]\nwidening = 'maybe'\n", "true or false"),
+        ("[tool.guard\n", "cannot read"),
+        ("[tool.guard]\nsubset_threshold = 0.4\nmedium_threshold = 0.6\n", "must not exceed"),
+    ],
+)
+def test_bad_config_is_a_clear_error(tmp_path: Path, toml: str, message: str) -> None:
+    write(tmp_path, toml)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(tmp_path, {})
+
+
+def test_bad_env_value(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="GUARD_MIN_CONFIDENCE"):
+        load_settings(tmp_path, {"GUARD_MIN_CONFIDENCE": "high"})

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from guard_core.model import (
+    ChangedFile,
+    ChangedRegion,
+    ChangeKind,
+    ChangeSet,
+    CoverEdge,
+    Decision,
+    FileKind,
+    FileRole,
+    Level,
+    Reason,
+    TrustComponents,
+    split_id,
+)
+
+
+def test_trust_formula_weights() -> None:
+    assert TrustComponents(1.0, 1.0, 0.0).trust == pytest.approx(1.0)
+    assert TrustComponents(0.0, 0.0, 1.0).trust == pytest.approx(0.0)
+    assert TrustComponents(0.6, 0.5, 0.25).trust == pytest.approx(0.3 + 0.15 + 0.15)
+
+
+def test_levels_order_from_narrow_to_wide() -> None:
+    assert Level.widest(Level.SUBSET, Level.RUN_ALL, Level.MEDIUM) is Level.RUN_ALL
+    assert Level.widest(Level.SUBSET) is Level.SUBSET
+
+
+def test_values_are_frozen_and_validated() -> None:
+    edge = CoverEdge("a.py::f", "t.py::test")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        edge.confidence = 0.1  # type: ignore[misc]
+    with pytest.raises(ValueError, match="within"):
+        CoverEdge("a.py::f", "t.py::test", confidence=1.5)
+    with pytest.raises(ValueError, match="empty"):
+        ChangedFile(path="", kind=FileKind.ADDED, role=FileRole.SOURCE)
+
+
+def test_split_id_keeps_colons_in_params() -> None:
+    assert split_id("tests/t.py::TestX::test_y[a::b]") == ("tests/t.py", "TestX::test_y[a::b]")
+    assert split_id("data/x.json") == ("data/x.json", "")
+
+
+def test_decision_json_has_the_contract_keys() -> None:
+    cs = ChangeSet(
+        base="HEAD",
+        files=(ChangedFile("a.py", FileKind.MODIFIED, FileRole.SOURCE),),
+        regions=(ChangedRegion("a.py::f", "a.py", ChangeKind.MODIFIED),),
+    )
+    d = Decision(
+        level=Level.SUBSET,
+        trust=0.9,
+        components=TrustComponents(1, 1, 0.5),
+        tests=("t.py::test_a",),
+        reasons={"t.py::test_a": (Reason("covers", "a.py::f", 0.75),)},
+        total_tests=3,
+        change_set=cs,
+    )
+    out = d.to_json()
+    assert out["schema"] == "guard.decision/1"
+    assert {
+        "level",
+        "trust",
+        "components",
+        "overrides",
+        "changed",
+        "tests",
+        "reasons",
+        "total_tests",
+        "elapsed_ms",
+    } <= set(out)
+    assert out["changed"]["functions"] == [
+        {"id": "a.py::f", "kind": "modified", "region": "function"}
+    ]
+    assert out["reasons"]["t.py::test_a"] == [
+        {"rule": "covers", "via": "a.py::f", "confidence": 0.75}
+    ]
