@@ -102,9 +102,13 @@ class ChangedFile:
 class ChangedRegion:
     """A function, class body or module body whose code differs between the two sides.
 
-    ``header_changed`` marks a decorator, signature or docstring change (evaluated when the
-    ``def`` runs, not when the function is called); ``names`` are the module- or class-level
-    names that a changed top-level statement binds.
+    ``body_changed``: code that runs when the function is called changed.
+    ``definition_changed``: code that runs when the ``def``/``class`` statement runs changed
+    (decorators, signature defaults, docstring, bases, or top-level statements).
+    ``names``: dotted names (``pkg.mod.NAME``, ``pkg.mod.Cls.attr``) whose binding changed.
+    ``side_effects``: the changed definition-time code may do more than bind ``names`` (calls,
+    imports of other modules, decorators that may register), so readers of ``names`` are not
+    enough to find the affected tests.
     """
 
     id: str = attrs.field(validator=_non_empty)
@@ -113,8 +117,10 @@ class ChangedRegion:
     region: RegionKind = RegionKind.FUNCTION
     old_id: str | None = None
     dynamic_dispatch: bool = False
-    header_changed: bool = False
+    body_changed: bool = True
+    definition_changed: bool = False
     names: tuple[str, ...] = ()
+    side_effects: bool = False
 
 
 @attrs.frozen

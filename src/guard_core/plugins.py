@@ -20,6 +20,7 @@ log = get_logger("guard.plugins")
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "guard_core.policy",
     "guard_adapters.falkordb.plugin",
+    "guard_adapters.python.plugin",
     "guard_adapters.libcst.plugin",
     "guard_adapters.pytest.plugin",
 )
@@ -103,7 +104,7 @@ class Plugins:
     def store(self, settings: Settings, name: str = "falkordb") -> Any:
         return self._pick("store", self.registry.stores, name, settings)
 
-    def slicer(self, settings: Settings, name: str = "libcst") -> Any:
+    def slicer(self, settings: Settings, name: str = "git") -> Any:
         return self._pick("slicer", self.registry.slicers, name, settings)
 
     def runner(self, settings: Settings, name: str = "pytest") -> Any:

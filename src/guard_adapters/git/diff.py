@@ -1,0 +1,61 @@
+"""What changed between a base commit and the working tree, as git reports it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+from guard_adapters.git.repo import git
+from guard_core.errors import RepositoryError
+
+
+@attrs.frozen
+class DiffEntry:
+    status: str  # A, M, D, R, T (type change), U (unmerged), X (unknown)
+    path: str
+    old_path: str | None = None
+
+
+def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
+    """Tracked changes (staged and unstaged) against ``base``, plus untracked files."""
+    raw = git(repo, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv",
+              base, "--", binary=True)  # fmt: skip
+    assert isinstance(raw, bytes)
+    fields = [os.fsdecode(f) for f in raw.split(b"\0")]
+    if fields and fields[-1] == "":
+        fields.pop()
+    out: list[DiffEntry] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if not status:
+            raise RepositoryError(f"unexpected git diff output near field {i}")
+        code = status[0]
+        if code in "RC":
+            if i + 2 >= len(fields):
+                raise RepositoryError("truncated rename entry in git diff output")
+            old, new = fields[i + 1], fields[i + 2]
+            out.append(DiffEntry("R" if code == "R" else "A", new, old if code == "R" else None))
+            i += 3
+        else:
+            if i + 1 >= len(fields):
+                raise RepositoryError("truncated entry in git diff output")
+            out.append(DiffEntry(code, fields[i + 1]))
+            i += 2
+    raw = git(repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True)
+    assert isinstance(raw, bytes)
+    out += [DiffEntry("A", os.fsdecode(p)) for p in raw.split(b"\0") if p]
+    return out
+
+
+def read_at(repo: Path, rev: str, path: str) -> bytes:
+    """The bytes of ``path`` at ``rev``."""
+    out = git(repo, "show", f"{rev}:{path}", binary=True)
+    assert isinstance(out, bytes)
+    return out
+
+
+def is_binary(data: bytes) -> bool:
+    return b"\0" in data[:8000]  # git's own heuristic

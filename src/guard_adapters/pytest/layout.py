@@ -1,0 +1,100 @@
+"""Pytest's discovery rules for one repository: which files, classes and functions are tests.
+
+Read from the target's own pytest configuration (pytest.ini, pyproject.toml, tox.ini,
+setup.cfg) so that ``python_files``/``python_classes``/``python_functions`` are honoured.
+"""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import sys
+from pathlib import Path, PurePosixPath
+
+import attrs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+TEST_DIR_NAMES = frozenset({"tests", "test", "testing"})
+
+
+@attrs.frozen
+class PytestLayout:
+    python_files: tuple[str, ...] = ("test_*.py", "*_test.py")
+    python_classes: tuple[str, ...] = ("Test",)
+    python_functions: tuple[str, ...] = ("test",)
+    testpaths: tuple[str, ...] = ()
+
+    def is_test_file(self, path: str) -> bool:
+        p = PurePosixPath(path)
+        return p.suffix == ".py" and any(
+            fnmatch.fnmatch(p.name if "/" not in pat else path, pat) for pat in self.python_files
+        )
+
+    def in_test_tree(self, path: str) -> bool:
+        """Inside a tests directory or a configured testpath (test support code lives here)."""
+        parts = PurePosixPath(path).parts[:-1]
+        if any(part in TEST_DIR_NAMES for part in parts):
+            return True
+        return any(path.startswith(tp.rstrip("/") + "/") for tp in self.testpaths if tp)
+
+    @staticmethod
+    def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+        # pytest: a pattern with glob characters is a glob, otherwise a prefix
+        return any(
+            fnmatch.fnmatch(name, p) if any(c in p for c in "*?[") else name.startswith(p)
+            for p in patterns
+        )
+
+    def is_test_class(self, name: str) -> bool:
+        return self._matches(name, self.python_classes)
+
+    def is_test_function(self, name: str) -> bool:
+        return self._matches(name, self.python_functions)
+
+
+def _split(value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(value.split())
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return ()
+
+
+def load_layout(repo: Path) -> PytestLayout:
+    """The layout from the first pytest configuration found, as pytest itself picks it."""
+    options: dict[str, object] = {}
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("pyproject.toml", None),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = repo / name
+        if not path.is_file():
+            continue
+        try:
+            if section is None:
+                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                found = data.get("tool", {}).get("pytest", {}).get("ini_options")
+                if isinstance(found, dict):
+                    options = found
+                    break
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read(path, encoding="utf-8")
+            if parser.has_section(section):
+                options = dict(parser.items(section))
+                break
+        except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
+            continue  # an unreadable config: pytest's defaults are the safe reading
+    defaults = PytestLayout()
+    return PytestLayout(
+        python_files=_split(options.get("python_files")) or defaults.python_files,
+        python_classes=_split(options.get("python_classes")) or defaults.python_classes,
+        python_functions=_split(options.get("python_functions")) or defaults.python_functions,
+        testpaths=_split(options.get("testpaths")),
+    )

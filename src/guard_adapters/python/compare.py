@@ -1,0 +1,161 @@
+"""Compare the regions of two versions of one module into changed regions."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from guard_adapters.python.regions import PURE_DECORATORS, ModuleRegions, Region, Statement
+from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
+
+
+def _impure(decorators: Iterable[str]) -> bool:
+    return any(d not in PURE_DECORATORS for d in decorators)
+
+
+def _dotted(module: str | None, qualname: str) -> str:
+    qualname = qualname.removesuffix(f".{CLASS_BODY}")
+    return f"{module}.{qualname}" if module else qualname
+
+
+def _scope_prefix(module: str | None, region: Region) -> str:
+    if region.kind is RegionKind.MODULE:
+        return module or ""
+    return _dotted(module, region.qualname)
+
+
+def _changed_statements(
+    old: tuple[Statement, ...], new: tuple[Statement, ...]
+) -> tuple[list[Statement], list[Statement]]:
+    matcher = difflib.SequenceMatcher(
+        a=[s.dump for s in old], b=[s.dump for s in new], autojunk=False
+    )
+    gone: list[Statement] = []
+    came: list[Statement] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            gone += old[i1:i2]
+            came += new[j1:j2]
+    return gone, came
+
+
+def _body_change(
+    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
+    kind: ChangeKind,
+) -> ChangedRegion | None:  # fmt: skip
+    """A module or class body: which top-level statements changed, what names they bind."""
+    gone, came = _changed_statements(old.statements if old else (), new.statements if new else ())
+    header_changed = (old.header if old else None) != (new.header if new else None)
+    if not gone and not came and not header_changed:
+        return None
+    ref = new or old
+    assert ref is not None
+    prefix = _scope_prefix(module, ref)
+    names = {f"{prefix}.{n}" if prefix else n for s in (*gone, *came) for n in s.names}
+    effects = any(s.side_effects for s in (*gone, *came))
+    imports_before = {m for s in gone for m in s.imports}
+    imports_after = {m for s in came for m in s.imports}
+    effects |= imports_before != imports_after  # importing another module runs its code
+    if header_changed and ref.kind is RegionKind.CLASS_BODY:
+        names.add(_dotted(module, ref.qualname))
+        effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()))
+    return ChangedRegion(
+        id=rid, file=file, kind=kind, region=ref.kind,
+        old_id=old.id if old and old.id != rid else None,
+        body_changed=False, definition_changed=True, names=tuple(sorted(names)),
+        side_effects=effects,
+    )  # fmt: skip
+
+
+def _function_change(
+    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
+    kind: ChangeKind,
+) -> ChangedRegion | None:  # fmt: skip
+    body_changed = (old.body if old else None) != (new.body if new else None)
+    definition_changed = (old.header, old.doc) != (new.header, new.doc) if old and new else True
+    if not body_changed and not definition_changed:
+        return None
+    ref = new or old
+    assert ref is not None
+    decorators = (old.decorators if old else ()) + (new.decorators if new else ())
+    header_moved = old is None or new is None or old.header != new.header
+    return ChangedRegion(
+        id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
+        old_id=old.id if old and old.id != rid else None,
+        dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
+        body_changed=body_changed, definition_changed=definition_changed,
+        names=(_dotted(module, ref.qualname),) if definition_changed else (),
+        side_effects=definition_changed and header_moved and _impure(decorators),
+    )  # fmt: skip
+
+
+def _change(
+    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
+    kind: ChangeKind,
+) -> ChangedRegion | None:  # fmt: skip
+    ref = new or old
+    assert ref is not None
+    if ref.kind is RegionKind.FUNCTION:
+        return _function_change(old, new, module, rid, file, kind)
+    return _body_change(old, new, module, rid, file, kind)
+
+
+def compare_modules(
+    old: ModuleRegions | None,
+    new: ModuleRegions | None,
+    module: str | None,
+) -> list[ChangedRegion]:
+    """Changed regions between two versions of a module (either side may be absent).
+
+    Regions are matched by qualname so a renamed file compares like an edited one; an id that
+    vanished while one with the same kind and body appeared is reported as a rename.
+    """
+    old_by_q = {r.qualname: r for r in old.regions.values()} if old else {}
+    new_by_q = {r.qualname: r for r in new.regions.values()} if new else {}
+    path = new.path if new else old.path if old else ""
+    out: list[ChangedRegion] = []
+    for q in old_by_q.keys() & new_by_q.keys():
+        o, n = old_by_q[q], new_by_q[q]
+        kind = ChangeKind.RENAMED if o.id != n.id else ChangeKind.MODIFIED
+        change = _change(o, n, module, n.id, path, kind)
+        if change is None and kind is ChangeKind.RENAMED and o.kind is RegionKind.MODULE:
+            change = ChangedRegion(
+                id=n.id,
+                file=path,
+                kind=kind,
+                region=RegionKind.MODULE,
+                old_id=o.id,
+                body_changed=False,
+                definition_changed=True,
+                side_effects=True,
+            )  # the module's import name changed
+        if change is not None:
+            out.append(change)
+    added = {q: new_by_q[q] for q in new_by_q.keys() - old_by_q.keys()}
+    for q in sorted(old_by_q.keys() - new_by_q.keys()):
+        o = old_by_q[q]
+        twin = next(
+            (
+                aq for aq, a in sorted(added.items())
+                if a.kind is o.kind is RegionKind.FUNCTION and a.body == o.body
+                and split_id(a.parent or "")[1] == split_id(o.parent or "")[1]
+            ),
+            None,
+        )  # fmt: skip
+        if twin is not None:
+            a = added.pop(twin)
+            out.append(ChangedRegion(
+                id=a.id, file=path, kind=ChangeKind.RENAMED, region=a.kind, old_id=o.id,
+                body_changed=False, definition_changed=True,
+                names=(_dotted(module, o.qualname), _dotted(module, a.qualname)),
+                side_effects=_impure(o.decorators + a.decorators),
+            ))  # fmt: skip
+            continue
+        change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED)
+        if change is not None:
+            out.append(change)
+    for q in sorted(added):
+        change = _change(None, added[q], module, added[q].id, path, ChangeKind.ADDED)
+        if change is not None:
+            out.append(change)
+    return sorted(out, key=lambda c: c.id)

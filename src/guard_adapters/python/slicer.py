@@ -1,0 +1,133 @@
+"""The slicer: the diff of the working tree against a base commit, as a change set.
+
+Both sides of every changed Python file are parsed afresh (never through line ranges stored at
+ingest time), and regions are compared by their normalised code, so every changed line lands
+in a function, a class body or the module body. Anything that cannot be read becomes a problem
+in the change set, which the decision turns into run-all.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path, PurePosixPath
+
+from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
+from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
+from guard_adapters.pytest.layout import PytestLayout, load_layout
+from guard_adapters.python.compare import compare_modules
+from guard_adapters.python.modules import module_name
+from guard_adapters.python.regions import ModuleRegions, extract_regions
+from guard_core.config import Settings
+from guard_core.errors import RepositoryError
+from guard_core.model import ChangedFile, ChangedRegion, ChangeSet, FileKind, FileRole
+
+ENVIRONMENT_NAMES = frozenset(
+    {
+        "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "noxfile.py",
+        "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock", "MANIFEST.in",
+        ".python-version", "environment.yml", "conda-lock.yml", ".coveragerc",
+    }
+)  # fmt: skip
+COMPILED_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".pyx", ".pxd", ".rs", ".so", ".pyd"})
+
+_KINDS = {"A": FileKind.ADDED, "D": FileKind.DELETED, "R": FileKind.RENAMED}
+
+
+def file_role(path: str, layout: PytestLayout) -> FileRole:
+    p = PurePosixPath(path)
+    name = p.name
+    if name == "conftest.py":
+        return FileRole.CONFTEST
+    if (
+        name in ENVIRONMENT_NAMES
+        or p.suffix in COMPILED_SUFFIXES
+        or (name.startswith(("requirements", "constraints")) and p.suffix in (".txt", ".in"))
+        or (p.parent.name == "requirements" and p.suffix in (".txt", ".in"))
+        or name.endswith(".lock")
+    ):
+        return FileRole.ENVIRONMENT
+    if p.suffix == ".py":
+        if layout.is_test_file(path) or layout.in_test_tree(path):
+            return FileRole.TEST
+        return FileRole.SOURCE
+    return FileRole.DATA
+
+
+def parse_regions(path: str, data: bytes) -> ModuleRegions:
+    """Regions of one version of a file; raises ValueError with a readable reason."""
+    if is_binary(data):
+        raise ValueError(f"{path} is binary")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ValueError(f"{path} does not parse" + (f" (line {line})" if line else "")) from exc
+    return extract_regions(path, text, tree)
+
+
+class GitSlicer:
+    """Slices the working tree of a git repository (staged, unstaged and untracked changes)."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings
+
+    def slice(self, repo: Path, base: str | None = None) -> ChangeSet:
+        root = repo_root(repo)
+        head = head_sha(root)  # a clear error without commits
+        base_sha = resolve_rev(root, base) if base else head
+        try:
+            entries = diff_entries(root, base_sha)
+        except RepositoryError as exc:
+            return ChangeSet(base=base_sha, problems=(f"cannot read the diff: {exc.message}",))
+        layout = load_layout(root)
+        files: list[ChangedFile] = []
+        regions: list[ChangedRegion] = []
+        problems: list[str] = []
+        for entry in entries:
+            changed, found, problem = self._entry(root, base_sha, entry, layout)
+            files.append(changed)
+            regions += found
+            if problem:
+                problems.append(problem)
+        return ChangeSet(
+            base=base_sha, files=tuple(files), regions=tuple(regions), problems=tuple(problems)
+        )
+
+    def _entry(
+        self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout
+    ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:
+        kind = _KINDS.get(entry.status, FileKind.MODIFIED)
+        role = file_role(entry.path, layout)
+        if entry.old_path and role is not FileRole.TEST:
+            old_role = file_role(entry.old_path, layout)
+            role = old_role if old_role is not FileRole.SOURCE else role
+        new_data = old_data = None
+        try:
+            if kind is not FileKind.DELETED:
+                new_data = (root / entry.path).read_bytes()
+            if kind is not FileKind.ADDED:
+                old_data = read_at(root, base, entry.old_path or entry.path)
+        except (OSError, RepositoryError) as exc:
+            changed = ChangedFile(entry.path, kind, role, entry.old_path)
+            return changed, [], f"cannot read {entry.path}: {exc}"
+        binary = any(d is not None and is_binary(d) for d in (old_data, new_data))
+        changed = ChangedFile(entry.path, kind, role, entry.old_path, binary=binary)
+        if entry.status not in "AMDRT":
+            return changed, [], f"{entry.path}: unknown change kind {entry.status!r}"
+        if role is not FileRole.SOURCE:
+            return changed, [], None
+        try:
+            old = (
+                parse_regions(entry.old_path or entry.path, old_data)
+                if old_data is not None
+                else None
+            )
+            new = parse_regions(entry.path, new_data) if new_data is not None else None
+        except ValueError as exc:
+            return changed, [], str(exc)
+        module = module_name(root, entry.path)
+        return changed, compare_modules(old, new, module), None

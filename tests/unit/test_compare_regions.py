@@ -1,0 +1,334 @@
+"""Table-driven (before, after) pairs: each change kind maps to exactly these changed ids."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from guard_adapters.python.compare import compare_modules
+from guard_adapters.python.regions import extract_regions
+from guard_core.model import ChangeKind
+
+BASE = '''\
+"""Module doc."""
+import os
+
+LIMIT = 10
+
+
+def helper(a, b=1):
+    """Helper doc."""
+    total = a + b
+    return total * LIMIT
+
+
+@cache
+def cached(x):
+    return x
+
+
+class Shape:
+    sides = 0
+
+    def area(self):
+        return 0
+
+    @property
+    def name(self):
+        return "shape"
+
+    @name.setter
+    def name(self, value):
+        self._name = value
+
+
+def outer():
+    def inner():
+        return 1
+    return inner()
+'''
+
+
+def changes(before: str, after: str) -> dict[str, tuple[str, bool, bool, tuple[str, ...], bool]]:
+    old = extract_regions("pkg/m.py", before)
+    new = extract_regions("pkg/m.py", after)
+    return {
+        c.id.split("::", 1)[1]: (
+            c.kind.value,
+            c.body_changed,
+            c.definition_changed,
+            c.names,
+            c.side_effects,
+        )
+        for c in compare_modules(old, new, "pkg.m")
+    }
+
+
+CASES = [
+    ("comment only", "    total = a + b\n", "    total = a + b  # why\n", {}),
+    ("blank lines", "\n\nclass Shape:", "\n\n\n\nclass Shape:", {}),
+    (
+        "body token",
+        "return total * LIMIT",
+        "return total // LIMIT",
+        {"helper": ("modified", True, False, (), False)},
+    ),
+    (
+        "negated condition in nested",
+        "        return 1\n",
+        "        return not 1\n",
+        {"outer.<locals>.inner": ("modified", True, False, (), False)},
+    ),
+    (
+        "constant",
+        "LIMIT = 10",
+        "LIMIT = 11",
+        {"<module>": ("modified", False, True, ("pkg.m.LIMIT",), False)},
+    ),
+    (
+        "constant from a call",
+        "LIMIT = 10",
+        "LIMIT = compute()",
+        {"<module>": ("modified", False, True, ("pkg.m.LIMIT",), True)},
+    ),
+    (
+        "module-level call",
+        "LIMIT = 10\n",
+        "LIMIT = 10\nregister()\n",
+        {"<module>": ("modified", False, True, (), True)},
+    ),
+    (
+        "import changes module set",
+        "import os\n",
+        "import os\nimport json\n",
+        {"<module>": ("modified", False, True, ("pkg.m.json",), True)},
+    ),
+    (
+        "class attribute",
+        "    sides = 0",
+        "    sides = 3",
+        {"Shape.<body>": ("modified", False, True, ("pkg.m.Shape.sides",), False)},
+    ),
+    (
+        "class bases",
+        "class Shape:",
+        "class Shape(Base):",
+        {"Shape.<body>": ("modified", False, True, ("pkg.m.Shape",), False)},
+    ),
+    (
+        "signature default",
+        "def helper(a, b=1):",
+        "def helper(a, b=2):",
+        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+    ),
+    (
+        "docstring",
+        '"""Helper doc."""',
+        '"""Helper docs."""',
+        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+    ),
+    (
+        "pure decorator added",
+        "def helper(a, b=1):",
+        "@staticmethod\ndef helper(a, b=1):",
+        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+    ),
+    (
+        "registering decorator added",
+        "def helper(a, b=1):",
+        "@app.route('/')\ndef helper(a, b=1):",
+        {"helper": ("modified", False, True, ("pkg.m.helper",), True)},
+    ),
+    (
+        "decorator removed",
+        "@cache\ndef cached",
+        "def cached",
+        {"cached": ("modified", False, True, ("pkg.m.cached",), False)},
+    ),
+    (
+        "registering decorator removed",
+        "@cache\ndef cached",
+        "@register\ndef cached",
+        {"cached": ("modified", False, True, ("pkg.m.cached",), True)},
+    ),
+    (
+        "property setter body",
+        "        self._name = value",
+        "        self._name = value.strip()",
+        {"Shape.name.setter": ("modified", True, False, (), False)},
+    ),
+    (
+        "method added",
+        "    def area(self):\n        return 0\n",
+        "    def area(self):\n        return 0\n\n    def volume(self):\n        return 0\n",
+        {
+            "Shape.<body>": ("modified", False, True, ("pkg.m.Shape.volume",), False),
+            "Shape.volume": ("added", True, True, ("pkg.m.Shape.volume",), False),
+        },
+    ),
+    (
+        "function deleted",
+        "@cache\ndef cached(x):\n    return x\n",
+        "",
+        {
+            "<module>": ("modified", False, True, ("pkg.m.cached",), False),
+            "cached": ("deleted", True, True, ("pkg.m.cached",), False),
+        },
+    ),
+    (
+        "function renamed",
+        "def outer():",
+        "def outer2():",
+        {
+            "<module>": ("modified", False, True, ("pkg.m.outer", "pkg.m.outer2"), False),
+            "outer2": ("renamed", False, True, ("pkg.m.outer", "pkg.m.outer2"), False),
+            "outer.<locals>.inner": ("deleted", True, True, ("pkg.m.outer.<locals>.inner",), False),
+            "outer2.<locals>.inner": ("added", True, True, ("pkg.m.outer2.<locals>.inner",), False),
+        },
+    ),
+    (
+        "nested def header is the outer body",
+        "    def inner():",
+        "    def inner(x=1):",
+        {
+            "outer": ("modified", True, False, (), False),
+            "outer.<locals>.inner": (
+                "modified",
+                False,
+                True,
+                ("pkg.m.outer.<locals>.inner",),
+                False,
+            ),
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "old", "new", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_change_kinds(label: str, old: str, new: str, expected: dict[str, object]) -> None:
+    assert old in BASE, label
+    after = BASE.replace(old, new, 1)
+    assert changes(BASE, after) == expected
+
+
+def test_duplicate_names_get_distinct_ids() -> None:
+    src = textwrap.dedent("""
+        import sys
+        if sys.version_info >= (3, 11):
+            def f():
+                return 1
+        else:
+            def f():
+                return 2
+
+        class K:
+            @property
+            def v(self):
+                return 1
+
+            @v.setter
+            def v(self, x):
+                pass
+
+            @overload
+            def m(self, a: int) -> int: ...
+            @overload
+            def m(self, a: str) -> str: ...
+            def m(self, a):
+                return a
+    """)
+    ids = [r.qualname for r in extract_regions("m.py", src).regions.values()]
+    assert ids == ["<module>", "f", "f#2", "K.<body>", "K.v", "K.v.setter", "K.m", "K.m#2", "K.m#3"]
+    old = extract_regions("m.py", src)
+    new = extract_regions("m.py", src.replace("return 2", "return 3"))
+    assert [c.id for c in compare_modules(old, new, "m")] == ["m.py::f#2"]
+
+
+def test_every_line_has_one_owner() -> None:
+    regions = extract_regions("pkg/m.py", BASE)
+    lines = BASE.splitlines()
+    owner = {i + 1: regions.owner(i + 1).split("::")[1] for i in range(len(lines))}
+    assert owner[lines.index("    return total * LIMIT") + 1] == "helper"
+    assert owner[lines.index("def helper(a, b=1):") + 1] == "<module>"  # runs at import
+    assert owner[lines.index("@cache") + 1] == "<module>"
+    assert owner[lines.index("    sides = 0") + 1] == "Shape.<body>"
+    assert owner[lines.index("    @property") + 1] == "Shape.<body>"
+    assert (
+        owner[lines.index("        return inner()".strip() and "    return inner()") + 1] == "outer"
+    )
+    assert owner[lines.index("        return 1") + 1] == "outer.<locals>.inner"
+
+
+def test_dynamic_dispatch_is_flagged() -> None:
+    src = textwrap.dedent("""
+        def a(obj, name):
+            return getattr(obj, name)()
+        def b(obj):
+            return getattr(obj, "fixed")
+        def c(handlers, name, **kw):
+            return handlers[name](**kw)
+        def d(code):
+            return eval(code)
+        def e(mod):
+            import importlib
+            return importlib.import_module(mod)
+    """)
+    flags = {r.name: r.dynamic_dispatch for r in extract_regions("m.py", src).functions()}
+    assert flags == {"a": True, "b": False, "c": True, "d": True, "e": True}
+
+
+FUNCS = ["alpha", "beta", "gamma"]
+
+
+def _module(bodies: dict[str, list[str]]) -> str:
+    out = ["import os", "", "K = 1", ""]
+    for name in FUNCS:
+        out.append(f"def {name}(x):")
+        out += [f"    {line}" for line in bodies[name]]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+statements = st.sampled_from(
+    [
+        "x = x + 1",
+        "x = x * 2",
+        "if x:\n        x -= 1",
+        "x = os.sep + str(x)",
+        "pass",
+        "x = [i for i in range(3)]",
+        "y = x or K",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    target=st.sampled_from(FUNCS),
+    before=st.lists(statements, min_size=1, max_size=4),
+    after=st.lists(statements, min_size=1, max_size=4),
+)
+def test_any_body_edit_maps_to_that_function_only(
+    target: str, before: list[str], after: list[str]
+) -> None:
+    base = {name: ["x = x + 1", "return x"] for name in FUNCS}
+    old_bodies = {**base, target: [*before, "return x"]}
+    new_bodies = {**base, target: [*after, "return x"]}
+    got = changes_for(_module(old_bodies), _module(new_bodies))
+    if before == after:
+        assert got == []
+    else:
+        assert got == [f"pkg/m.py::{target}"]
+
+
+def changes_for(before: str, after: str) -> list[str]:
+    return [
+        c.id
+        for c in compare_modules(
+            extract_regions("pkg/m.py", before), extract_regions("pkg/m.py", after), "pkg.m"
+        )
+        if c.kind is ChangeKind.MODIFIED
+    ]
