@@ -121,10 +121,9 @@ def _is_dynamic_call(call: ast.Call) -> bool:
         return len(call.args) < 2 or not isinstance(call.args[1], ast.Constant)
     if name == "import_module":
         return True
+    # handlers[name](**kwargs), getattr(obj, name)(**kwargs)
     has_star_kwargs = any(k.arg is None for k in call.keywords)
-    if has_star_kwargs and isinstance(call.func, ast.Subscript | ast.Call):
-        return True  # handlers[name](**kwargs), getattr(obj, name)(**kwargs)
-    return False
+    return has_star_kwargs and isinstance(call.func, ast.Subscript | ast.Call)
 
 
 def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
@@ -161,7 +160,7 @@ class _StubDefs(ast.NodeTransformer):
             label += " " + header_dump(node)
         return ast.Expr(ast.Constant(label))
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _stub  # type: ignore[assignment]
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _stub
 
 
 def _contains_def(node: ast.AST) -> bool:
@@ -331,7 +330,7 @@ class _Collector:
             kind=RegionKind.CLASS_BODY, start=start, end=end, def_line=node.lineno,
             header=header_dump(node), doc=_docstring(node.body),
             decorators=tuple(_last_name(d) for d in node.decorator_list),
-            statements=tuple(statement_info(s, d) for s, d in zip(node.body, dumps)),
+            statements=tuple(statement_info(s, d) for s, d in zip(node.body, dumps, strict=True)),
             parent=parent,
         )  # fmt: skip
         self.paint(start, end, rid)
@@ -348,7 +347,7 @@ def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> M
     collector.regions[module_id] = Region(
         id=module_id, qualname=MODULE_SCOPE, name=MODULE_SCOPE, kind=RegionKind.MODULE,
         start=1, end=lines, def_line=1, doc=_docstring(tree.body),
-        statements=tuple(statement_info(s, d) for s, d in zip(tree.body, dumps)),
+        statements=tuple(statement_info(s, d) for s, d in zip(tree.body, dumps, strict=True)),
     )  # fmt: skip
     collector.walk(tree.body, "", module_id, in_function=False)
     return ModuleRegions(path=path, regions=collector.regions, owners=tuple(collector.owners))
