@@ -341,7 +341,8 @@ class TestNode:
 
 @attrs.frozen
 class CallEdge:
-    """A static ``CALLS`` edge with how sure the resolution is."""
+    """A static call: ``callee`` is the dotted name the call resolves to (``pkg.mod.fn``);
+    the store links it to the function with that dotted name, wherever it is defined."""
 
     caller: str
     callee: str
@@ -358,5 +359,5 @@ class FileIndex:
     functions: tuple[FunctionNode, ...] = ()
     tests: tuple[TestNode, ...] = ()
     calls: tuple[CallEdge, ...] = ()
-    imports: tuple[str, ...] = ()  # repo-relative paths of imported files
+    imports: tuple[str, ...] = ()  # dotted names of the modules it imports
     parse_error: str | None = None

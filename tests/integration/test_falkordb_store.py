@@ -41,8 +41,8 @@ def small_graph(store: FalkorGraphStore) -> None:
                 module="pkg.a",
                 functions=(fn("pkg/a.py", "helper"), fn("pkg/a.py", "top"), fn("pkg/a.py", "root")),
                 calls=(
-                    CallEdge("pkg/a.py::top", "pkg/a.py::helper", 0.9),
-                    CallEdge("pkg/a.py::root", "pkg/a.py::top", 0.5),
+                    CallEdge("pkg/a.py::top", "pkg.a.helper", 0.9),
+                    CallEdge("pkg/a.py::root", "pkg.a.top", 0.5),
                 ),
             ),
             FileIndex(
@@ -54,7 +54,7 @@ def small_graph(store: FalkorGraphStore) -> None:
                         "tests/test_a.py::test_one", "tests/test_a.py", "test_one", "test_one", 1, 3
                     ),
                 ),
-                imports=("pkg/a.py",),
+                imports=("pkg.a",),
             ),
         ]
     )

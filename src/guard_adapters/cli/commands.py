@@ -1,3 +1,129 @@
 """The remaining ``guard`` commands (ingest, check, run, queries), registered on import."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from guard_adapters.cli.main import emit_json, guard, handle_errors
+
+repo_argument = click.argument(
+    "repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default="."
+)
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr, silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@guard.command("ingest-static")
+@repo_argument
+@click.option("--include-tests", is_flag=True, help="Index test files too (tests and helpers).")
+@click.option("--reset", is_flag=True, help="Delete the repository's graph first.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@handle_errors
+def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: bool) -> None:
+    """Parse the repository with libcst into the graph (only changed files are re-read)."""
+    import time
+
+    from guard_adapters.libcst.ingest import ingest_static
+    from guard_adapters.workspace import Workspace
+
+    started = time.perf_counter()
+    with Workspace.open(repo) as ws:
+        if reset:
+            ws.store.clear()
+            ws.store.ensure_schema()
+        with progress_bar("indexing") as update:
+            report = ingest_static(ws.repo, ws.store, include_tests=include_tests, progress=update)
+        stats = ws.store.stats()
+    elapsed = time.perf_counter() - started
+    if as_json:
+        emit_json(
+            {
+                "schema": "guard.ingest-static/1",
+                "indexed": report.indexed,
+                "unchanged": report.unchanged,
+                "removed": report.removed,
+                "parse_errors": list(report.parse_errors),
+                "elapsed_s": round(elapsed, 3),
+                **stats.as_dict(),
+            }
+        )
+        return
+    click.echo(
+        f"indexed {report.indexed} files ({report.unchanged} unchanged, "
+        f"{report.removed} removed) in {elapsed:.2f}s: {stats.functions} functions, "
+        f"{stats.tests} tests, {stats.calls} calls, {stats.imports} imports"
+    )
+    for error in report.parse_errors:
+        click.secho(f"  not parsed: {error}", fg="yellow", err=True)
+
+
+@guard.command("changes")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The target repository.",
+)
+@click.option("--base", default=None, help="Diff against this revision instead of HEAD.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@handle_errors
+def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
+    """What the working-tree diff changed, region by region (the slicer's view)."""
+    from guard_adapters.python.slicer import GitSlicer
+
+    cs = GitSlicer().slice(repo.resolve(), base)
+    if as_json:
+        emit_json({
+            "schema": "guard.changes/1",
+            "base": cs.base,
+            "files": [{"path": f.path, "kind": f.kind.value, "role": f.role.value,
+                       "old_path": f.old_path, "binary": f.binary} for f in cs.files],
+            "regions": [{"id": r.id, "kind": r.kind.value, "region": r.region.value,
+                         "old_id": r.old_id, "body_changed": r.body_changed,
+                         "definition_changed": r.definition_changed, "names": list(r.names),
+                         "side_effects": r.side_effects, "dynamic_dispatch": r.dynamic_dispatch}
+                        for r in cs.regions],
+            "problems": list(cs.problems),
+        })  # fmt: skip
+        return
+    for f in cs.files:
+        click.echo(f"{f.kind.value:9} {f.role.value:11} {f.path}")
+    for r in cs.regions:
+        flags = [
+            n
+            for n, on in (
+                ("body", r.body_changed),
+                ("definition", r.definition_changed),
+                ("side-effects", r.side_effects),
+                ("dynamic", r.dynamic_dispatch),
+            )
+            if on
+        ]
+        click.echo(f"  {r.kind.value:9} {r.id}  [{', '.join(flags)}]")
+    for p in cs.problems:
+        click.secho(f"  problem: {p}", fg="yellow")
+    if cs.is_empty:
+        click.echo("no changes against " + cs.base[:12])

@@ -121,6 +121,10 @@ class EmbeddedServer:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.data_dir.parent / ".gitignore"
+        if not ignore.exists():  # keep Guard's state out of every diff, as virtualenvs do
+            with contextlib.suppress(OSError):
+                ignore.write_text("# created by guard\n*\n", encoding="utf-8")
         with open(self.lock_file, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

@@ -8,6 +8,7 @@ META_KEY = "guard"
 # (label, property) pairs that queries look up by; FalkorDB range indexes.
 INDEXES: tuple[tuple[str, str], ...] = (
     ("File", "path"),
+    ("File", "module"),
     ("Function", "id"),
     ("Function", "file"),
     ("Function", "dotted"),

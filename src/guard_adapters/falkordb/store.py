@@ -96,9 +96,9 @@ class FalkorGraphStore:
                     return [[0]] if "count(" in cypher and "UNWIND" not in cypher else []
                 raise
 
-    def _write_rows(self, cypher: str, rows: Sequence[dict[str, Any]]) -> None:
+    def _write_rows(self, cypher: str, rows: Sequence[dict[str, Any]], **params: Any) -> None:
         for chunk in _batches(rows):
-            self._query(cypher, {"rows": list(chunk)})
+            self._query(cypher, {"rows": list(chunk), **params})
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -246,6 +246,11 @@ class FalkorGraphStore:
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             test_rows,
         )
+        self._link(files)
+
+    def _link(self, files: Sequence[FileIndex]) -> None:
+        """(Re)create ``CALLS`` and ``IMPORTS`` from these files, and into them from files
+        written earlier whose targets these files now define."""
         paths = [f.path for f in files]
         self._query(
             "MATCH (a:Function)-[c:CALLS]->() WHERE a.file IN $paths DELETE c", {"paths": paths}
@@ -253,8 +258,26 @@ class FalkorGraphStore:
         self._query(
             "MATCH (a:File)-[i:IMPORTS]->() WHERE a.path IN $paths DELETE i", {"paths": paths}
         )
+        targets: dict[str, list[tuple[str, float]]] = {}
+        for f in files:
+            for c in f.calls:
+                targets.setdefault(c.caller, []).append((c.callee, c.confidence))
         self._write_rows(
-            "UNWIND $rows AS r MATCH (a:Function {id: r.caller}), (b:Function {id: r.callee}) "
+            "UNWIND $rows AS r MATCH (a:Function {id: r.id}) SET a.call_targets = r.targets, "
+            "a.call_conf = r.conf",
+            [
+                {"id": fn.id, "targets": [t for t, _ in targets.get(fn.id, [])],
+                 "conf": [c for _, c in targets.get(fn.id, [])]}
+                for f in files for fn in f.functions
+            ],
+        )  # fmt: skip
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (a:File {path: r.path}) SET a.import_targets = r.imports",
+            [{"path": f.path, "imports": list(f.imports)} for f in files],
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (a:Function {id: r.caller}) "
+            "MATCH (b:Function {dotted: r.callee}) WHERE b.id <> a.id "
             "MERGE (a)-[c:CALLS]->(b) SET c.source = 'static', c.confidence = r.confidence",
             [
                 {"caller": c.caller, "callee": c.callee, "confidence": c.confidence}
@@ -263,9 +286,29 @@ class FalkorGraphStore:
             ],
         )
         self._write_rows(
-            "UNWIND $rows AS r MATCH (a:File {path: r.src}) MERGE (b:File {path: r.dst}) "
-            "MERGE (a)-[i:IMPORTS]->(b) SET i.source = 'static', i.confidence = 1.0",
+            "UNWIND $rows AS r MATCH (a:File {path: r.src}) MATCH (b:File {module: r.dst}) "
+            "WHERE b.path <> a.path MERGE (a)-[i:IMPORTS]->(b) "
+            "SET i.source = 'static', i.confidence = 1.0",
             [{"src": f.path, "dst": dst} for f in files for dst in f.imports],
+        )
+        # Edges into these files from files that were not rewritten.
+        dotted = [fn for f in files if f.module for fn in f.functions]
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (b:Function {id: r.id}) WHERE b.dotted IS NOT NULL "
+            "MATCH (a:Function) WHERE NOT a.file IN $paths AND b.dotted IN a.call_targets "
+            "AND a.id <> b.id "
+            "WITH a, b, [i IN range(0, size(a.call_targets) - 1) "
+            "WHERE a.call_targets[i] = b.dotted | a.call_conf[i]] AS conf "
+            "MERGE (a)-[c:CALLS]->(b) SET c.source = 'static', c.confidence = conf[0]",
+            [{"id": fn.id} for fn in dotted],
+            paths=paths,
+        )
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (b:File {path: r.path}) "
+            "MATCH (a:File) WHERE NOT a.path IN $paths AND r.module IN a.import_targets "
+            "MERGE (a)-[i:IMPORTS]->(b) SET i.source = 'static', i.confidence = 1.0",
+            [{"path": f.path, "module": f.module} for f in files if f.module],
+            paths=paths,
         )
 
     def remove_files(self, paths: Iterable[str]) -> None:

@@ -10,6 +10,8 @@ import attrs
 from guard_adapters.git.repo import git
 from guard_core.errors import RepositoryError
 
+STATE_DIR = ".guard/"  # Guard's own state is never part of a change
+
 
 @attrs.frozen
 class DiffEntry:
@@ -47,7 +49,7 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     raw = git(repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True)
     assert isinstance(raw, bytes)
     out += [DiffEntry("A", os.fsdecode(p)) for p in raw.split(b"\0") if p]
-    return out
+    return [e for e in out if not e.path.startswith(STATE_DIR)]
 
 
 def read_at(repo: Path, rev: str, path: str) -> bytes:

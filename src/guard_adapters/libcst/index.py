@@ -1,0 +1,242 @@
+"""The static indexer: for one file, its functions, tests, the names each reads, its calls and
+its imports, resolved with libcst's scope and qualified-name metadata."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections import defaultdict
+from pathlib import PurePosixPath
+
+import attrs
+import libcst as cst
+from libcst.metadata import (
+    ByteSpanPositionProvider,
+    ExpressionContext,
+    ExpressionContextProvider,
+    MetadataWrapper,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+)
+
+from guard_adapters.pytest.layout import PytestLayout
+from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
+from guard_core.model import CLASS_BODY, FileIndex, FunctionNode, RegionKind, TestNode, node_id
+
+RESOLVED = 0.9  # a name bound by an import or a module-level definition
+SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
+
+
+def content_sha(data: bytes) -> str:
+    return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+
+
+@attrs.frozen
+class RawIndex:
+    """One file's index before cross-file resolution (dotted call targets, not ids)."""
+
+    file: FileIndex
+    calls: dict[str, dict[str, float]]  # caller id -> {dotted target: confidence}
+    imports: tuple[str, ...]  # dotted module names
+    dotted: dict[str, str]  # dotted name -> function id, for this file's functions
+
+
+def _resolve(name: str, module: str | None, package: str | None) -> str | None:
+    if "<locals>" in name:
+        return None
+    if name.startswith("."):
+        dots = len(name) - len(name.lstrip("."))
+        base = (package or "").split(".") if package else []
+        if dots > 1:
+            base = base[: len(base) - (dots - 1)] if len(base) >= dots - 1 else []
+        rest = name.lstrip(".")
+        return ".".join([*base, rest] if rest else base) or None
+    return name
+
+
+class _RefVisitor(cst.CSTVisitor):
+    # Byte spans, not PositionProvider: half the cost, and a line number is all we need.
+    METADATA_DEPENDENCIES = (
+        ByteSpanPositionProvider,
+        QualifiedNameProvider,
+        ExpressionContextProvider,
+    )
+
+    def __init__(
+        self, regions: ModuleRegions, module: str | None, package: str | None, data: bytes
+    ) -> None:
+        super().__init__()
+        self.line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A]
+        self.regions = regions
+        self.module = module
+        self.package = package
+        self.refs: dict[str, set[str]] = defaultdict(set)
+        self.calls: dict[str, dict[str, float]] = defaultdict(dict)
+        self.imports: set[str] = set()
+        self._inner: set[int] = set()
+
+    def _owner(self, node: cst.CSTNode) -> Region:
+        offset = self.get_metadata(ByteSpanPositionProvider, node).start
+        line = bisect.bisect_right(self.line_starts, offset)
+        return self.regions.regions[self.regions.owner(line)]
+
+    def _class_of(self, region: Region) -> str | None:
+        if region.kind is RegionKind.FUNCTION and region.parent:
+            parent = self.regions.regions.get(region.parent)
+            if parent is not None and parent.kind is RegionKind.CLASS_BODY:
+                return parent.qualname.removesuffix(f".{CLASS_BODY}")
+        return None
+
+    def _dotted(self, node: cst.CSTNode) -> list[str]:
+        out = []
+        for q in self.get_metadata(QualifiedNameProvider, node, set()):
+            if q.source is QualifiedNameSource.BUILTIN:
+                continue
+            if q.source is QualifiedNameSource.LOCAL:
+                if "<locals>" in q.name:
+                    continue
+                out.append(f"{self.module}.{q.name}" if self.module else q.name)
+            else:
+                resolved = _resolve(q.name, self.module, self.package)
+                if resolved:
+                    out.append(resolved)
+        return out
+
+    def _self_attr(self, node: cst.Attribute, region: Region) -> str | None:
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+            cls = self._class_of(region)
+            if cls:
+                prefix = f"{self.module}.{cls}" if self.module else cls
+                return f"{prefix}.{node.attr.value}"
+        return None
+
+    def _mark_inner(self, node: cst.BaseExpression) -> None:
+        while isinstance(node, cst.Attribute):
+            node = node.value
+            self._inner.add(id(node))
+
+    def _record(self, node: cst.Name | cst.Attribute) -> None:
+        if id(node) in self._inner:
+            return
+        if isinstance(node, cst.Attribute):
+            self._mark_inner(node)
+        context = self.get_metadata(ExpressionContextProvider, node, None)
+        if context is not ExpressionContext.LOAD:
+            return
+        region = self._owner(node)
+        names = self._dotted(node)
+        if isinstance(node, cst.Attribute):
+            own = self._self_attr(node, region)
+            if own:
+                names.append(own)
+        self.refs[region.id].update(names)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._record(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._record(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        region = self._owner(node)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            own = self._self_attr(func, region)
+            if own:
+                self.calls[region.id].setdefault(own, SELF_METHOD)
+        if isinstance(func, cst.Name | cst.Attribute):
+            for target in self._dotted(func):
+                self.calls[region.id][target] = RESOLVED
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self.imports.add(cst.Module([]).code_for_node(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        base = cst.Module([]).code_for_node(node.module) if node.module else ""
+        rel = "." * len(node.relative)
+        target = _resolve(rel + base, self.module, self.package) if rel else base
+        if not target:
+            return
+        self.imports.add(target)
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:  # `from pkg import submodule` imports pkg.submodule
+                self.imports.add(f"{target}.{cst.Module([]).code_for_node(alias.name)}")
+
+
+def _tests(path: str, regions: ModuleRegions, layout: PytestLayout) -> tuple[TestNode, ...]:
+    """Test functions by pytest's rules: ``test*`` functions, and ``test*`` methods of
+    ``Test*`` classes (nested too) that define no ``__init__``."""
+    classes = {r.id: r for r in regions.regions.values() if r.kind is RegionKind.CLASS_BODY}
+    with_init = {
+        r.parent for r in regions.functions() if r.name == "__init__" and r.parent in classes
+    }
+    tests = []
+    for r in regions.functions():
+        if not layout.is_test_function(r.name) or "#" in r.qualname:
+            continue
+        chain: list[str] = []
+        parent = r.parent
+        ok = True
+        while parent in classes:
+            cls = classes[parent]
+            if not layout.is_test_class(cls.name) or parent in with_init:
+                ok = False
+                break
+            chain.insert(0, cls.name)
+            parent = cls.parent
+        if not ok or (
+            parent
+            and parent in regions.regions
+            and regions.regions[parent].kind is RegionKind.FUNCTION
+        ):
+            continue
+        qual = "::".join([*chain, r.name])
+        tests.append(
+            TestNode(
+                id=node_id(path, qual),
+                file=path,
+                name=r.name,
+                qualname=qual,
+                start=r.start,
+                end=r.end,
+            )
+        )
+    return tuple(tests)
+
+
+def index_file(
+    path: str, data: bytes, module: str | None, layout: PytestLayout, is_test: bool
+) -> RawIndex:
+    """Index one file; a file that does not parse is recorded with its error and no code."""
+    sha = content_sha(data)
+    try:
+        text = data.decode("utf-8")
+        regions = extract_regions(path, text)
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    except (UnicodeDecodeError, SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return RawIndex(FileIndex(path=path, sha=sha, module=module, parse_error=error), {}, (), {})
+    package = (
+        module
+        if PurePosixPath(path).name == "__init__.py"
+        else (module.rpartition(".")[0] if module else None)
+    )
+    visitor = _RefVisitor(regions, module, package or None, data)
+    wrapper.visit(visitor)
+    functions = []
+    dotted: dict[str, str] = {}
+    for r in regions.regions.values():
+        functions.append(FunctionNode(
+            id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
+            has_dynamic_dispatch=r.dynamic_dispatch, refs=tuple(sorted(visitor.refs.get(r.id, ()))),
+        ))  # fmt: skip
+        if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
+            dotted[f"{module}.{r.qualname}"] = r.id
+    tests = _tests(path, regions, layout) if is_test else ()
+    return RawIndex(
+        file=FileIndex(path=path, sha=sha, module=module, functions=tuple(functions), tests=tests),
+        calls={k: dict(v) for k, v in visitor.calls.items()},
+        imports=tuple(sorted(visitor.imports)),
+        dotted=dotted,
+    )
