@@ -127,3 +127,58 @@ def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
         click.secho(f"  problem: {p}", fg="yellow")
     if cs.is_empty:
         click.echo("no changes against " + cs.base[:12])
+
+
+@guard.command("ingest-coverage")
+@repo_argument
+@click.option(
+    "--runs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Run the suite N times; edges get confidence = share of runs that saw them.",
+)
+@click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@click.option("--shard", default=None, help="K/N: ingest the K-th of N slices of the suite.")
+@click.option("--pytest-args", default="", help="Extra arguments for pytest (one string).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@handle_errors
+def ingest_coverage_cmd(
+    repo: Path, runs: int, python: str | None, shard: str | None, pytest_args: str, as_json: bool
+) -> None:
+    """Run the suite with per-test coverage and write COVERED_BY evidence."""
+    import shlex
+
+    from guard_adapters.coverage.ingest import ingest_coverage
+    from guard_adapters.workspace import Workspace
+    from guard_core.errors import ConfigError
+
+    shard_pair = None
+    if shard:
+        k, _, n = shard.partition("/")
+        if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+            raise ConfigError(f"--shard must look like K/N with 1 <= K <= N, got {shard!r}")
+        shard_pair = (int(k), int(n))
+    with Workspace.open(repo) as ws:
+        args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
+        with progress_bar("pytest runs") as update:
+            report = ingest_coverage(ws.repo, ws.store, runs=runs,
+                                     python=python or ws.settings.python, pytest_args=args,
+                                     shard=shard_pair, progress=update)  # fmt: skip
+        stats = ws.store.stats()
+    if as_json:
+        emit_json({"schema": "guard.ingest-coverage/1", "tests": report.tests,
+                   "edges": report.edges, "runs": report.runs, "flaky": report.flaky,
+                   "failed": list(report.failed), "elapsed_s": round(report.duration_s, 3),
+                   **stats.as_dict()})  # fmt: skip
+        return
+    click.echo(
+        f"{report.tests} tests, {report.edges} COVERED_BY edges from {report.runs} run(s) "
+        f"in {report.duration_s:.1f}s"
+    )
+    for test, rate in sorted(report.flaky.items()):
+        click.secho(
+            f"  flaky: {test} (flake rate {rate:.2f}; unstable edges excluded)", fg="yellow"
+        )
+    if report.failed:
+        click.secho(f"  {len(report.failed)} tests failed on this commit", fg="yellow")

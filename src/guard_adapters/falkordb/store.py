@@ -291,24 +291,20 @@ class FalkorGraphStore:
             "SET i.source = 'static', i.confidence = 1.0",
             [{"src": f.path, "dst": dst} for f in files for dst in f.imports],
         )
-        # Edges into these files from files that were not rewritten.
-        dotted = [fn for f in files if f.module for fn in f.functions]
-        self._write_rows(
-            "UNWIND $rows AS r MATCH (b:Function {id: r.id}) WHERE b.dotted IS NOT NULL "
-            "MATCH (a:Function) WHERE NOT a.file IN $paths AND b.dotted IN a.call_targets "
-            "AND a.id <> b.id "
-            "WITH a, b, [i IN range(0, size(a.call_targets) - 1) "
-            "WHERE a.call_targets[i] = b.dotted | a.call_conf[i]] AS conf "
-            "MERGE (a)-[c:CALLS]->(b) SET c.source = 'static', c.confidence = conf[0]",
-            [{"id": fn.id} for fn in dotted],
-            paths=paths,
+        # Edges into these files from files that were not rewritten: one pass over the other
+        # functions, each call target an index lookup (nothing to do on a full ingest).
+        self._query(
+            "MATCH (a:Function) WHERE NOT a.file IN $paths AND size(a.call_targets) > 0 "
+            "WITH a, range(0, size(a.call_targets) - 1) AS idx UNWIND idx AS i "
+            "MATCH (b:Function {dotted: a.call_targets[i]}) WHERE b.file IN $paths "
+            "MERGE (a)-[c:CALLS]->(b) SET c.source = 'static', c.confidence = a.call_conf[i]",
+            {"paths": paths},
         )
-        self._write_rows(
-            "UNWIND $rows AS r MATCH (b:File {path: r.path}) "
-            "MATCH (a:File) WHERE NOT a.path IN $paths AND r.module IN a.import_targets "
+        self._query(
+            "MATCH (a:File) WHERE NOT a.path IN $paths AND size(a.import_targets) > 0 "
+            "UNWIND a.import_targets AS m MATCH (b:File {module: m}) WHERE b.path IN $paths "
             "MERGE (a)-[i:IMPORTS]->(b) SET i.source = 'static', i.confidence = 1.0",
-            [{"path": f.path, "module": f.module} for f in files if f.module],
-            paths=paths,
+            {"paths": paths},
         )
 
     def remove_files(self, paths: Iterable[str]) -> None:

@@ -1,0 +1,231 @@
+"""``guard ingest-coverage``: run the suite under the collector plugin, map executed lines to
+region ids, charge shared setup to every test that depends on it, and write the evidence.
+
+Nothing is written until every run has finished: a suite that fails to collect, a crash or
+Ctrl-C leaves the previous evidence as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from coverage import CoverageData
+
+import guard_adapters
+from guard_adapters.git.repo import head_sha, repo_root
+from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.pytest.labels import COLLECT, SESSION
+from guard_adapters.python.regions import ModuleRegions, extract_regions
+from guard_core.errors import IngestError
+from guard_core.model import CoverEdge, RunRecord, TestOutcome, split_id
+from guard_core.ports import GraphStore
+
+Progress = Callable[[int, int], None]
+_SHARED = (SESSION, COLLECT)
+
+
+@attrs.frozen
+class RunEvidence:
+    """What one pytest run showed: per test, the ids it executed and its outcome."""
+
+    executed: dict[str, frozenset[str]]
+    outcomes: dict[str, TestOutcome]
+    duration_ms: float
+
+
+@attrs.frozen
+class CoverageReport:
+    tests: int
+    edges: int
+    runs: int
+    flaky: dict[str, float]
+    failed: tuple[str, ...]
+    duration_s: float
+
+
+def _test_id(nodeid: str) -> str:
+    """Parametrisations collapse into one Test: ``t.py::test_x[1]`` -> ``t.py::test_x``."""
+    path, qual = split_id(nodeid)
+    if "[" in qual:
+        qual = qual[: qual.index("[")]
+    return f"{path}::{qual}" if qual else path
+
+
+def run_collector(
+    root: Path, python: str, pytest_args: Sequence[str], shard: tuple[int, int] | None,
+    out: Path,
+) -> dict[str, Any]:  # fmt: skip
+    """Run pytest once under the collector plugin; return its ``tests.json`` payload."""
+    plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
+    env = {
+        **os.environ,
+        "GUARD_REPO": str(root),
+        "GUARD_COLLECT_OUT": str(out),
+        "PYTHONPATH": os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH"))
+                                      if p),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }  # fmt: skip
+    cmd = [python, "-m", "pytest", "-p", "guard_adapters.pytest.collector", "-p",
+           "no:cacheprovider", "-q", "--no-header", *pytest_args]  # fmt: skip
+    if shard:
+        cmd.append(f"--guard-shard={shard[0]}/{shard[1]}")
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True,
+                              check=False)  # fmt: skip
+    except OSError as exc:
+        raise IngestError(
+            f"cannot start pytest with {python}: {exc}",
+            hint="pass --python with the interpreter that runs the tests",
+        ) from exc
+    result = out / "tests.json"
+    if proc.returncode not in (0, 1) or not result.exists():
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        raise IngestError(
+            f"pytest exited with code {proc.returncode} before the run completed; "
+            f"the previous evidence is kept.\n{tail}",
+            hint="fix the collection error above, or pass the test arguments with --pytest-args",
+        )
+    payload: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+    return payload
+
+
+def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> ModuleRegions | None:
+    if path not in cache:
+        try:
+            cache[path] = extract_regions(path, (root / path).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            cache[path] = None
+    return cache[path]
+
+
+def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence:
+    """Executed ids per context from coverage data, then charged to tests."""
+    data = CoverageData(basename=str(out / "coverage.db"))
+    data.read()
+    by_context: dict[str, set[str]] = defaultdict(set)
+    cache: dict[str, ModuleRegions | None] = {}
+    for measured in data.measured_files():
+        try:
+            rel = Path(measured).resolve().relative_to(root).as_posix()
+        except ValueError:
+            continue
+        regions = _regions(root, rel, cache)
+        if regions is None:
+            continue
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            owner = regions.owner(line)
+            for ctx in contexts:
+                by_context[ctx].add(owner)
+    for ctx, paths in payload.get("opened", {}).items():
+        by_context[ctx].update(paths)  # data files are evidence under their own path
+    shared: set[str] = set()
+    for ctx, ids in by_context.items():
+        if ctx.startswith(_SHARED):
+            shared |= ids
+    executed: dict[str, set[str]] = defaultdict(set)
+    outcomes: dict[str, TestOutcome] = {}
+    total_ms = 0.0
+    for nodeid, info in payload.get("tests", {}).items():
+        tid = _test_id(nodeid)
+        ids = executed[tid]
+        ids |= by_context.get(nodeid, set()) | shared
+        for fixture in info.get("fixtures", ()):
+            ids |= by_context.get(fixture, set())
+        total_ms += info.get("duration_ms", 0.0)
+        previous = outcomes.get(tid)
+        outcome = info.get("outcome", "passed")
+        if previous is None or outcome in ("failed", "error"):
+            outcomes[tid] = TestOutcome(
+                tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
+            )
+    return RunEvidence(
+        executed={t: frozenset(ids) for t, ids in executed.items()},
+        outcomes=outcomes,
+        duration_ms=total_ms,
+    )
+
+
+def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:
+    """Edges with confidence = share of runs that saw them; flaky tests and their unstable
+    edges. A test whose outcome or executed set varies keeps only the edges every run saw."""
+    n = len(runs)
+    tests = sorted({t for r in runs for t in r.executed})
+    edges: list[CoverEdge] = []
+    flaky: dict[str, float] = {}
+    for test in tests:
+        sets = [r.executed.get(test, frozenset()) for r in runs]
+        outcomes = [r.outcomes[test].outcome if test in r.outcomes else "missing" for r in runs]
+        counts: dict[str, int] = defaultdict(int)
+        for ids in sets:
+            for fid in ids:
+                counts[fid] += 1
+        deviating = sum(1 for s, o in zip(sets, outcomes, strict=True)
+                        if s != sets[0] or o != outcomes[0])  # fmt: skip
+        unstable = deviating > 0
+        if unstable:
+            flaky[test] = round(max(deviating, 1) / n, 4)
+        for fid, seen in sorted(counts.items()):
+            if unstable and seen < n:
+                continue  # an edge that comes and goes is not evidence
+            edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
+                                   evidence_count=seen))  # fmt: skip
+    return edges, flaky
+
+
+def ingest_coverage(
+    repo: Path,
+    store: GraphStore,
+    *,
+    runs: int = 1,
+    python: str | None = None,
+    pytest_args: Sequence[str] = (),
+    shard: tuple[int, int] | None = None,
+    progress: Progress | None = None,
+) -> CoverageReport:
+    root = repo_root(repo)
+    sha = head_sha(root)
+    started = time.perf_counter()
+    ingest_static(root, store, include_tests=True)  # ids must match the code that runs
+    interpreter = python or sys.executable
+    evidence: list[RunEvidence] = []
+    for i in range(max(1, runs)):
+        with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
+            payload = run_collector(root, interpreter, pytest_args, shard, Path(tmp))
+            evidence.append(read_evidence(root, Path(tmp), payload))
+        if progress:
+            progress(i + 1, max(1, runs))
+    if not any(e.executed for e in evidence):
+        raise IngestError(
+            "pytest ran no test; the previous evidence is kept",
+            hint="check the test arguments (--pytest-args)",
+        )
+    edges, flaky = merge_runs(evidence)
+    tests = sorted({t for e in evidence for t in e.executed})
+    store.update_ingest_info(coverage_complete=False)  # until every write below has landed
+    store.write_coverage(edges, sha=sha, tests=tests, replace=True)
+    store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
+    for e in evidence:
+        store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
+                                   duration_ms=e.duration_ms,
+                                   outcomes=tuple(e.outcomes.values())))  # fmt: skip
+    store.update_ingest_info(
+        coverage_sha=sha, coverage_complete=shard is None, coverage_runs=max(1, runs),
+    )  # fmt: skip
+    failed = tuple(
+        sorted(t for t, o in evidence[-1].outcomes.items() if o.outcome in ("failed", "error"))
+    )
+    return CoverageReport(
+        tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
+        duration_s=time.perf_counter() - started,
+    )  # fmt: skip

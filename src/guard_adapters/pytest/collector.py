@@ -1,0 +1,181 @@
+"""The pytest plugin that records what each test executed (loaded with ``-p`` by
+``guard ingest-coverage`` inside the target's interpreter).
+
+It imports only the standard library, pytest and coverage, so it runs in any interpreter that
+has those. Coverage contexts label every line with the code that ran it:
+
+- ``<session>``: start-up, conftest imports, plugins (charged to every test);
+- ``<collect>NODEID``: collecting (importing) a test module (charged to every test, since a module
+  body runs only for the first importer);
+- ``<fixture>BASEID::NAME``: a fixture's setup (charged to every test that requests the fixture,
+  whatever its scope, so session fixtures are not charged to the first test only);
+- the test's node id: its own setup, call and teardown.
+
+Files inside the repository that a context opens (templates, JSON, ...) are recorded through an
+audit hook. Results go to ``$GUARD_COLLECT_OUT``: ``coverage.db`` and ``tests.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import coverage
+import pytest
+
+from guard_adapters.pytest.labels import COLLECT, FIXTURE, SESSION
+
+
+def _fixture_label(fixturedef: Any) -> str:
+    return f"{FIXTURE}{fixturedef.baseid}::{fixturedef.argname}"
+
+
+class GuardCollector:
+    def __init__(self, root: Path, out: Path, shard: tuple[int, int] | None) -> None:
+        self.root = root
+        self.out = out
+        self.shard = shard
+        self.context = SESSION
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.opened: dict[str, set[str]] = defaultdict(set)
+        self.cov = coverage.Coverage(
+            data_file=str(out / "coverage.db"),
+            source=[str(root)],
+            omit=[str(root / ".guard" / "*"), str(root / ".venv" / "*"), "*/site-packages/*"],
+            config_file=False,
+            branch=False,
+        )
+        self.cov.start()
+        self.cov.switch_context(SESSION)
+        sys.addaudithook(self._audit)
+
+    def _switch(self, label: str) -> str:
+        previous = self.context
+        self.context = label
+        self.cov.switch_context(label)
+        return previous
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or not args:
+            return
+        target = args[0]
+        if not isinstance(target, str | os.PathLike) or isinstance(target, int):
+            return
+        try:
+            path = Path(os.fsdecode(target))
+            if path.suffix in (".py", ".pyc"):
+                return
+            rel = (
+                (path if path.is_absolute() else Path.cwd() / path).resolve().relative_to(self.root)
+            )
+        except (ValueError, OSError):
+            return
+        first = rel.parts[0] if rel.parts else ""
+        if first in (".git", ".guard", ".venv", "__pycache__") or "__pycache__" in rel.parts:
+            return
+        self.opened[self.context].add(rel.as_posix())
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_make_collect_report(self, collector: Any) -> Any:
+        previous = self._switch(COLLECT + collector.nodeid)
+        yield
+        self._switch(previous)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
+        previous = self._switch(_fixture_label(fixturedef))
+        yield
+        self._switch(previous)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        if not self.shard:
+            return
+        index, count = self.shard
+        keep: list[Any] = []
+        drop: list[Any] = []
+        for item in items:
+            file = item.nodeid.split("::", 1)[0]
+            bucket = sum(file.encode()) % count  # by file, so module fixtures stay together
+            (keep if bucket == index - 1 else drop).append(item)
+        items[:] = keep
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        nodeid = item.nodeid
+        info = getattr(item, "_fixtureinfo", None)
+        fixtures = set()
+        if info is not None:
+            for name in item.fixturenames:
+                for fixturedef in info.name2fixturedefs.get(name, ()):
+                    fixtures.add(_fixture_label(fixturedef))
+        path = Path(str(item.path)).resolve()
+        try:
+            file = path.relative_to(self.root).as_posix()
+        except ValueError:
+            file = path.as_posix()
+        self.tests[nodeid] = {
+            "file": file,
+            "fixtures": sorted(fixtures),
+            "outcome": "passed",
+            "duration_ms": 0.0,
+            "message": "",
+        }
+        previous = self._switch(nodeid)
+        yield
+        self._switch(previous)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        test = self.tests.get(report.nodeid)
+        if test is None:
+            return
+        test["duration_ms"] += report.duration * 1000
+        if report.failed:
+            test["outcome"] = "failed" if report.when == "call" else "error"
+            test["message"] = str(report.longrepr)[-1000:]
+        elif report.skipped and test["outcome"] == "passed":
+            test["outcome"] = "skipped"
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        self._switch("<end>")
+        self.cov.stop()
+        self.cov.save()
+        payload = {
+            "root": str(self.root),
+            "exitstatus": int(exitstatus),
+            "tests": self.tests,
+            "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
+            "finished": time.time(),
+        }
+        (self.out / "tests.json").write_text(json.dumps(payload), encoding="utf-8")
+
+
+def pytest_addoption(parser: Any) -> None:
+    parser.addoption("--guard-shard", default=None, help="K/N: run the K-th of N slices.")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list[str]) -> None:
+    # Start measuring before conftest.py files are imported.
+    out = os.environ.get("GUARD_COLLECT_OUT")
+    root = os.environ.get("GUARD_REPO")
+    if not out or not root:
+        return
+    shard = None
+    for i, arg in enumerate(args):
+        value = (
+            arg.split("=", 1)[1]
+            if arg.startswith("--guard-shard=")
+            else (args[i + 1] if arg == "--guard-shard" and i + 1 < len(args) else None)
+        )
+        if value:
+            k, _, n = value.partition("/")
+            shard = (int(k), int(n))
+    collector = GuardCollector(Path(root).resolve(), Path(out), shard)
+    early_config.pluginmanager.register(collector, "guard-collector")

@@ -1,0 +1,107 @@
+"""ingest-coverage on a real sample project: real pytest, real coverage, real FalkorDB."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.coverage.ingest import ingest_coverage
+from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_core.errors import IngestError
+from tests.conftest import make_repo
+from tests.integration.sample_project import FILES
+
+TESTS = [
+    "tests/test_a.py::test_add", "tests/test_a.py::test_const", "tests/test_a.py::test_flaky",
+    "tests/test_a.py::test_param", "tests/test_a.py::test_template",
+    "tests/test_b.py::TestCalc::test_double", "tests/test_b.py::TestCalc::test_ready",
+]  # fmt: skip
+
+
+@pytest.fixture
+def sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FLAKY_COUNTER", str(tmp_path / "counter"))
+    return make_repo(tmp_path / "sample", FILES)
+
+
+def covering(store: FalkorGraphStore, fid: str) -> list[str]:
+    return sorted({e.test for e in store.covering_tests([fid])})
+
+
+def test_edges_fixtures_imports_and_data_files(sample: Path, store: FalkorGraphStore) -> None:
+    report = ingest_coverage(sample, store)
+    assert report.tests == len(TESTS)
+    assert report.failed == ()
+    assert covering(store, "pkg/core.py::add") == ["tests/test_a.py::test_add"]
+    # mul: called by test_param (parametrisations collapse) and Calc.double
+    assert covering(store, "pkg/core.py::mul") == [
+        "tests/test_a.py::test_param",
+        "tests/test_b.py::TestCalc::test_double",
+    ]
+    # a session fixture's setup is charged to every test that requests it, not the first only
+    assert covering(store, "pkg/core.py::Calc.setup") == [
+        "tests/test_a.py::test_add",
+        "tests/test_b.py::TestCalc::test_double",
+        "tests/test_b.py::TestCalc::test_ready",
+    ]
+    # import-time code (module bodies, the registration call) is charged to every test
+    assert covering(store, "pkg/registry.py::register") == TESTS
+    assert covering(store, "pkg/core.py::<module>") == TESTS
+    # a test that only reads a constant still reaches the module that defines it
+    assert "tests/test_a.py::test_const" in covering(store, "pkg/core.py::<module>")
+    # a template the code opens is evidence for the test that rendered it
+    assert covering(store, "pkg/templates/page.html") == ["tests/test_a.py::test_template"]
+    facts = store.function_facts(["pkg/core.py::unused", "pkg/core.py::add"])
+    assert facts["pkg/core.py::unused"].no_evidence and not facts["pkg/core.py::add"].no_evidence
+    info = store.ingest_info()
+    assert info.coverage_complete and info.coverage_sha
+
+
+def test_flaky_test_is_detected_and_its_unstable_edges_dropped(
+    sample: Path, store: FalkorGraphStore
+) -> None:
+    report = ingest_coverage(sample, store, runs=2)
+    assert set(report.flaky) == {"tests/test_a.py::test_flaky"}
+    rate = store._read(
+        "MATCH (t:Test {id: $id}) RETURN t.flake_rate", {"id": "tests/test_a.py::test_flaky"}
+    )[0][0]
+    assert rate == 0.5
+    # the flaky test called mul() in one run only: that edge is not evidence
+    assert "tests/test_a.py::test_flaky" not in covering(store, "pkg/core.py::mul")
+    stable = [e for e in store.covering_tests(["pkg/core.py::add"])]
+    assert [(e.confidence, e.evidence_count) for e in stable] == [(1.0, 2)]
+
+
+def test_shards_merge_to_the_full_ingest(
+    sample: Path, store: FalkorGraphStore, falkordb_url: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    ingest_coverage(sample, store)
+    full = sorted(store._read("MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id"))
+    sharded = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:8]}")
+    sharded.ensure_schema()
+    try:
+        for k in (1, 2):
+            monkeypatch.setenv("FLAKY_COUNTER", str(tmp_path / "counter"))
+            (tmp_path / "counter").unlink(missing_ok=True)
+            ingest_coverage(sample, sharded, shard=(k, 2))
+        got = sorted(
+            sharded._read("MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id")
+        )
+        assert got == full
+    finally:
+        sharded.clear()
+        sharded.close()
+
+
+def test_failed_collection_keeps_previous_evidence(sample: Path, store: FalkorGraphStore) -> None:
+    ingest_coverage(sample, store)
+    before = store.stats()
+    (sample / "tests/test_broken.py").write_text("import nonexistent_module_xyz\n")
+    with pytest.raises(IngestError, match="previous evidence is kept"):
+        ingest_coverage(sample, store)
+    after = store.stats()
+    assert (after.covered_by, after.tests) == (before.covered_by, before.tests)
+    assert store.ingest_info().coverage_complete
