@@ -25,6 +25,14 @@ def split_id(ident: str) -> tuple[str, str]:
     return (path, qual) if sep else (ident, "")
 
 
+def test_function_id(nodeid: str) -> str:
+    """Parametrisations collapse into one Test: ``t.py::test_x[1]`` -> ``t.py::test_x``."""
+    path, qual = split_id(nodeid)
+    if "[" in qual:
+        qual = qual[: qual.index("[")]
+    return f"{path}::{qual}" if qual else path
+
+
 def _non_empty(_inst: object, attribute: attrs.Attribute[Any], value: str) -> None:
     if not value:
         raise ValueError(f"{attribute.name} must not be empty")
@@ -215,6 +223,7 @@ class IngestInfo:
     coverage_complete: bool = False
     coverage_runs: int = 0
     environment: str | None = None  # fingerprint of interpreter + installed packages
+    python: str | None = None  # the interpreter the evidence was collected with
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> IngestInfo:
@@ -224,6 +233,7 @@ class IngestInfo:
             coverage_complete=bool(data.get("coverage_complete", False)),
             coverage_runs=int(data.get("coverage_runs") or 0),
             environment=data.get("environment") or None,
+            python=data.get("python") or None,
         )
 
 
@@ -360,4 +370,5 @@ class FileIndex:
     tests: tuple[TestNode, ...] = ()
     calls: tuple[CallEdge, ...] = ()
     imports: tuple[str, ...] = ()  # dotted names of the modules it imports
+    aliases: tuple[tuple[str, str], ...] = ()  # (pkg.name, pkg.mod.name) from `from m import`
     parse_error: str | None = None

@@ -38,6 +38,7 @@ class AdapterRegistry:
     runners: dict[str, Factory] = attrs.field(factory=dict)
     collectors: dict[str, Factory] = attrs.field(factory=dict)
     policies: dict[str, Factory] = attrs.field(factory=dict)
+    environments: dict[str, Factory] = attrs.field(factory=dict)
 
     def add_store(self, name: str, factory: Factory) -> None:
         self.stores[name] = factory
@@ -53,6 +54,11 @@ class AdapterRegistry:
 
     def add_trust_policy(self, name: str, factory: Factory) -> None:
         self.policies[name] = factory
+
+    def add_environment(self, name: str, factory: Factory) -> None:
+        """A factory returning a no-argument callable: the fingerprint of the interpreter and
+        packages that run the tests (a change since the ingest widens to run-all)."""
+        self.environments[name] = factory
 
 
 def make_plugin_manager(
@@ -112,6 +118,11 @@ class Plugins:
 
     def collector(self, settings: Settings, name: str = "coverage") -> Any:
         return self._pick("collector", self.registry.collectors, name, settings)
+
+    def environment(self, settings: Settings, name: str = "python") -> Any:
+        if name not in self.registry.environments:
+            return None
+        return self._pick("environment", self.registry.environments, name, settings)
 
     def trust_policies(self, settings: Settings) -> list[Any]:
         names = settings.policies or tuple(sorted(self.registry.policies))

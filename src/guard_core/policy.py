@@ -27,12 +27,13 @@ def level_for(trust: float, subset: float, medium: float) -> Level:
     return Level.RUN_ALL
 
 
-def _judged(data: PolicyInput) -> list[str]:
+def _judged(data: PolicyInput, functions_only: bool = False) -> list[str]:
     """Changed ids whose pre-existing evidence the decision relies on."""
     return [
         r.old_id or r.id
         for r in data.change_set.regions
-        if r.kind is not ChangeKind.ADDED and r.region is RegionKind.FUNCTION
+        if r.kind is not ChangeKind.ADDED
+        and (r.region is RegionKind.FUNCTION or not functions_only)
     ]
 
 
@@ -52,7 +53,9 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
         out.append(
             Override("environment", "environment files changed: " + ", ".join(sorted(env_files)))
         )
-    for fid in _judged(data):
+    data_paths = [p for f in cs.files if f.role is FileRole.DATA
+                  for p in (f.path, f.old_path) if p]  # fmt: skip
+    for fid in [*_judged(data), *data_paths]:
         if data.evidence.get(fid):
             continue
         if not data.seed_policy and fid in data.unexercised:
@@ -78,7 +81,7 @@ def trust_components(data: PolicyInput) -> TrustComponents:
     verified at the commit the diff is taken against. UncertainRatio: share of changed
     functions with dynamic dispatch.
     """
-    judged = _judged(data)
+    judged = _judged(data, functions_only=True)
     best: list[float] = []
     edges = 0
     fresh = 0

@@ -87,6 +87,7 @@ def test_shards_merge_to_the_full_ingest(
             monkeypatch.setenv("FLAKY_COUNTER", str(tmp_path / "counter"))
             (tmp_path / "counter").unlink(missing_ok=True)
             ingest_coverage(sample, sharded, shard=(k, 2))
+            assert sharded.ingest_info().coverage_complete is (k == 2)
         got = sorted(
             sharded._read("MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id")
         )

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from guard_adapters.cli.main import emit_json, guard, handle_errors
+
+if TYPE_CHECKING:
+    from guard_core.api import Guard
+    from guard_core.model import Decision
 
 repo_argument = click.argument(
     "repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default="."
@@ -162,9 +167,12 @@ def ingest_coverage_cmd(
     with Workspace.open(repo) as ws:
         args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
         with progress_bar("pytest runs") as update:
-            report = ingest_coverage(ws.repo, ws.store, runs=runs,
-                                     python=python or ws.settings.python, pytest_args=args,
-                                     shard=shard_pair, progress=update)  # fmt: skip
+            from guard_adapters.pytest.environment import fingerprint
+
+            interpreter = python or ws.settings.python
+            report = ingest_coverage(ws.repo, ws.store, runs=runs, python=interpreter,
+                                     pytest_args=args, shard=shard_pair, progress=update,
+                                     environment=fingerprint(interpreter))  # fmt: skip
         stats = ws.store.stats()
     if as_json:
         emit_json({"schema": "guard.ingest-coverage/1", "tests": report.tests,
@@ -182,3 +190,211 @@ def ingest_coverage_cmd(
         )
     if report.failed:
         click.secho(f"  {len(report.failed)} tests failed on this commit", fg="yellow")
+
+
+def _open_guard(repo: Path, **overrides: object) -> Guard:
+    from guard_adapters.workspace import load
+    from guard_core.api import Guard
+    from guard_core.plugins import Plugins
+
+    settings = load(repo, **{k: v for k, v in overrides.items() if v is not None})
+    return Guard(settings, Plugins.for_settings(settings))
+
+
+ablations = [
+    click.option(
+        "--no-confidence", is_flag=True, default=False, help="Ablation: ignore edge confidence."
+    ),
+    click.option(
+        "--no-widening", is_flag=True, default=False, help="Ablation: no dynamic widening."
+    ),
+    click.option(
+        "--seed-policy",
+        is_flag=True,
+        default=False,
+        help="Ablation: the published policy, without Guard's refinements.",
+    ),
+]
+
+
+def with_ablations(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(ablations):
+        func = option(func)
+    return func
+
+
+def _ablation_settings(
+    no_confidence: bool, no_widening: bool, seed_policy: bool
+) -> dict[str, bool | None]:
+    return {
+        "use_confidence": False if no_confidence else None,
+        "widening": False if no_widening else None,
+        "seed_policy": True if seed_policy else None,
+    }
+
+
+def print_decision(decision: Decision, limit: int = 15) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    for o in decision.overrides:
+        console.print(f"[yellow]override[/] {o.kind}: {o.detail}", highlight=False)
+    if decision.tests and decision.level.value != "run-all":
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("test")
+        table.add_column("why")
+        for test in decision.tests[:limit]:
+            why = "; ".join(f"{r.rule} {r.via}" for r in decision.reasons.get(test, ())[:2])
+            table.add_row(test, why)
+        console.print(table)
+        if len(decision.tests) > limit:
+            console.print(f"... and {len(decision.tests) - limit} more (see --json)")
+    console.print(
+        f"[bold]{decision.level.value}[/]: {len(decision.tests)} of {decision.total_tests} "
+        f"tests, trust {decision.trust:.2f}, {decision.elapsed_ms:.0f} ms. "
+        f"{decision.skipped_summary}",
+        highlight=False,
+    )
+
+
+@guard.command("check")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The target repository.",
+)
+@click.option(
+    "--base",
+    default=None,
+    help="Diff against this revision (default: the commit the evidence was collected at).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the guard.decision/1 object.")
+@with_ablations
+@handle_errors
+def check_cmd(
+    repo: Path,
+    base: str | None,
+    as_json: bool,
+    no_confidence: bool,
+    no_widening: bool,
+    seed_policy: bool,
+) -> None:
+    """Which tests the working-tree diff needs, and why (runs nothing)."""
+    with _open_guard(repo, **_ablation_settings(no_confidence, no_widening, seed_policy)) as g:
+        decision = g.check(base)
+    if as_json:
+        emit_json(decision.to_json())
+    else:
+        print_decision(decision)
+
+
+@guard.command("run")
+@click.option(
+    "--repo",
+    "repo",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The target repository.",
+)
+@click.option("--base", default=None, help="Diff against this revision.")
+@click.option(
+    "--min-trust",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exit 1 when the decision's trust is below this.",
+)
+@click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@with_ablations
+@handle_errors
+def run_cmd(
+    repo: Path,
+    base: str | None,
+    min_trust: float | None,
+    python: str | None,
+    no_confidence: bool,
+    no_widening: bool,
+    seed_policy: bool,
+) -> None:
+    """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
+    import sys
+
+    overrides = _ablation_settings(no_confidence, no_widening, seed_policy)
+    with _open_guard(repo, python=python, **overrides) as g:
+        report = g.run(base)
+    print_decision(report.decision, limit=5)
+    if report.result is None:
+        click.echo("guard: the change affects no test; nothing to run")
+    elif report.failed:
+        click.secho(f"guard: {len(report.failed)} selected tests failed", fg="red", err=True)
+    code = report.exit_code
+    if code == 0 and min_trust is not None and report.decision.trust < min_trust:
+        click.secho(
+            f"guard: trust {report.decision.trust:.2f} is below --min-trust {min_trust}",
+            fg="red",
+            err=True,
+        )
+        code = 1
+    sys.exit(code)
+
+
+@guard.command("covering-tests")
+@click.argument("function_id")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
+    """Tests that executed FUNCTION_ID, most confident first."""
+    with _open_guard(repo) as g:
+        edges = g.covering_tests(function_id)
+    if as_json:
+        emit_json([{"test": e.test, "confidence": e.confidence, "source": e.source,
+                    "evidence_count": e.evidence_count, "last_verified_sha": e.last_verified_sha}
+                   for e in edges])  # fmt: skip
+        return
+    for e in edges:
+        click.echo(f"{e.confidence:.2f}  {e.source:11} {e.test}")
+    if not edges:
+        click.echo(f"no test executed {function_id}")
+
+
+@guard.command("callers")
+@click.argument("function_id")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--hops", default=2, show_default=True, type=click.IntRange(1, 10))
+@click.option("--min-confidence", default=0.0, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def callers_cmd(
+    function_id: str, repo: Path, hops: int, min_confidence: float, as_json: bool
+) -> None:
+    """Functions that reach FUNCTION_ID through static calls."""
+    with _open_guard(repo) as g:
+        callers = g.callers(function_id, hops, min_confidence)
+    if as_json:
+        emit_json(
+            [{"id": c.id, "hops": c.hops, "confidence": round(c.confidence, 4)} for c in callers]
+        )
+        return
+    for c in callers:
+        click.echo(f"{c.hops}  {c.confidence:.2f}  {c.id}")
+    if not callers:
+        click.echo(f"no static callers of {function_id}")
+
+
+@guard.command("feedback")
+@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--function", "function_id", required=True, help="The changed function.")
+@click.option("--test", "test_id", required=True, help="The test that failed unselected.")
+@handle_errors
+def feedback_cmd(repo: Path, function_id: str, test_id: str) -> None:
+    """Repair the graph after a missed failure: TEST will run whenever FUNCTION changes."""
+    from guard_adapters.git.repo import head_sha
+
+    with _open_guard(repo) as g:
+        g.feedback(function_id, test_id, head_sha(g.settings.repo))
+    click.echo(f"recorded: {test_id} now covers {function_id} (miss_repair, confidence 1.0)")

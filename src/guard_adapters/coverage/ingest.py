@@ -28,7 +28,7 @@ from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.pytest.labels import COLLECT, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import IngestError
-from guard_core.model import CoverEdge, RunRecord, TestOutcome, split_id
+from guard_core.model import CoverEdge, RunRecord, TestOutcome, test_function_id
 from guard_core.ports import GraphStore
 
 Progress = Callable[[int, int], None]
@@ -52,14 +52,6 @@ class CoverageReport:
     flaky: dict[str, float]
     failed: tuple[str, ...]
     duration_s: float
-
-
-def _test_id(nodeid: str) -> str:
-    """Parametrisations collapse into one Test: ``t.py::test_x[1]`` -> ``t.py::test_x``."""
-    path, qual = split_id(nodeid)
-    if "[" in qual:
-        qual = qual[: qual.index("[")]
-    return f"{path}::{qual}" if qual else path
 
 
 def run_collector(
@@ -137,7 +129,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     outcomes: dict[str, TestOutcome] = {}
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
-        tid = _test_id(nodeid)
+        tid = test_function_id(nodeid)
         ids = executed[tid]
         ids |= by_context.get(nodeid, set()) | shared
         for fixture in info.get("fixtures", ()):
@@ -192,6 +184,7 @@ def ingest_coverage(
     pytest_args: Sequence[str] = (),
     shard: tuple[int, int] | None = None,
     progress: Progress | None = None,
+    environment: str | None = None,
 ) -> CoverageReport:
     root = repo_root(repo)
     sha = head_sha(root)
@@ -219,8 +212,10 @@ def ingest_coverage(
         store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
                                    duration_ms=e.duration_ms,
                                    outcomes=tuple(e.outcomes.values())))  # fmt: skip
+    complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
     store.update_ingest_info(
-        coverage_sha=sha, coverage_complete=shard is None, coverage_runs=max(1, runs),
+        coverage_sha=sha, coverage_complete=complete, coverage_runs=max(1, runs),
+        environment=environment, python=interpreter,
     )  # fmt: skip
     failed = tuple(
         sorted(t for t, o in evidence[-1].outcomes.items() if o.outcome in ("failed", "error"))

@@ -12,6 +12,7 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("Function", "id"),
     ("Function", "file"),
     ("Function", "dotted"),
+    ("Function", "name"),
     ("Test", "id"),
     ("Test", "file"),
     ("Run", "id"),

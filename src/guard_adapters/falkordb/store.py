@@ -19,6 +19,7 @@ from guard_core.model import (
     IngestInfo,
     RunRecord,
     split_id,
+    test_function_id,
 )
 from guard_core.ports import Caller, FunctionFacts
 
@@ -157,6 +158,19 @@ class FalkorGraphStore:
             {"key": META_KEY, "fields": {k: v for k, v in fields.items()}},
         )
 
+    def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+        """Record that ``shard`` of ``shards`` finished at ``sha``; True once all have (atomic,
+        so concurrent CI workers can share one server)."""
+        rows = self._query(
+            "MERGE (m:Meta {key: $key}) "
+            "WITH m, CASE WHEN m.shard_sha = $sha AND m.shard_count = $n "
+            "THEN coalesce(m.shards_done, []) ELSE [] END AS done "
+            "SET m.shard_sha = $sha, m.shard_count = $n, m.shards_done = done + [$k] "
+            "RETURN m.shards_done",
+            {"key": META_KEY, "sha": sha, "k": shard, "n": shards},
+        )
+        return len(set(rows[0][0])) >= shards
+
     def stats(self) -> GraphStats:
         counts = {}
         for key, pattern in (
@@ -272,9 +286,14 @@ class FalkorGraphStore:
             ],
         )  # fmt: skip
         self._write_rows(
-            "UNWIND $rows AS r MATCH (a:File {path: r.path}) SET a.import_targets = r.imports",
-            [{"path": f.path, "imports": list(f.imports)} for f in files],
-        )
+            "UNWIND $rows AS r MATCH (a:File {path: r.path}) SET a.import_targets = r.imports, "
+            "a.alias_names = r.names, a.alias_targets = r.targets",
+            [
+                {"path": f.path, "imports": list(f.imports),
+                 "names": [a for a, _ in f.aliases], "targets": [t for _, t in f.aliases]}
+                for f in files
+            ],
+        )  # fmt: skip
         self._write_rows(
             "UNWIND $rows AS r MATCH (a:Function {id: r.caller}) "
             "MATCH (b:Function {dotted: r.callee}) WHERE b.id <> a.id "
@@ -475,6 +494,36 @@ class FalkorGraphStore:
             out.setdefault(path, set()).add(tid)
         return {p: sorted(ts) for p, ts in out.items()}
 
+    def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """Re-exports: for each dotted name, the other names it is imported under."""
+        out: dict[str, list[str]] = {}
+        rows = self._read(
+            "MATCH (f:File) WHERE size(f.alias_targets) > 0 AND "
+            "any(t IN f.alias_targets WHERE t IN $names) "
+            "WITH f, range(0, size(f.alias_targets) - 1) AS idx UNWIND idx AS i "
+            "WITH f, i WHERE f.alias_targets[i] IN $names "
+            "RETURN f.alias_targets[i], f.alias_names[i]",
+            {"names": sorted(set(names))},
+        )
+        for target, alias in rows:
+            out.setdefault(target, []).append(alias)
+        return out
+
+    def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
+        """Functions whose code reads any of ``names`` (a name, a part of it, or an attribute
+        of it): ``(function id, qualname, dotted name, the name read)``."""
+        rows = self._read(
+            "MATCH (f:Function) WHERE size(f.refs) > 0 UNWIND f.refs AS r "
+            "WITH f, r WHERE r IN $names OR any(n IN $names WHERE r STARTS WITH n + '.' "
+            "OR n STARTS WITH r + '.') RETURN f.id, f.qualname, f.dotted, r",
+            {"names": sorted(set(names))},
+        )
+        return [(fid, qual, dotted or "", ref) for fid, qual, dotted, ref in rows]
+
+    def functions_named(self, name: str) -> list[str]:
+        rows = self._read("MATCH (f:Function {name: $n}) RETURN f.id", {"n": name})
+        return sorted(r[0] for r in rows)
+
     def all_tests(self) -> list[str]:
         return sorted(r[0] for r in self._read("MATCH (t:Test) RETURN t.id"))
 
@@ -502,7 +551,7 @@ class FalkorGraphStore:
             [
                 {
                     "run": run.id,
-                    "test": o.test,
+                    "test": test_function_id(o.test),
                     "file": split_id(o.test)[0],
                     "message": o.message[:2000],
                 }

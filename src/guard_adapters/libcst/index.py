@@ -39,6 +39,7 @@ class RawIndex:
     calls: dict[str, dict[str, float]]  # caller id -> {dotted target: confidence}
     imports: tuple[str, ...]  # dotted module names
     dotted: dict[str, str]  # dotted name -> function id, for this file's functions
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 def _resolve(name: str, module: str | None, package: str | None) -> str | None:
@@ -73,6 +74,7 @@ class _RefVisitor(cst.CSTVisitor):
         self.refs: dict[str, set[str]] = defaultdict(set)
         self.calls: dict[str, dict[str, float]] = defaultdict(dict)
         self.imports: set[str] = set()
+        self.aliases: set[tuple[str, str]] = set()
         self._inner: set[int] = set()
 
     def _owner(self, node: cst.CSTNode) -> Region:
@@ -159,9 +161,16 @@ class _RefVisitor(cst.CSTVisitor):
         if not target:
             return
         self.imports.add(target)
-        if not isinstance(node.names, cst.ImportStar):
-            for alias in node.names:  # `from pkg import submodule` imports pkg.submodule
-                self.imports.add(f"{target}.{cst.Module([]).code_for_node(alias.name)}")
+        if isinstance(node.names, cst.ImportStar):
+            return
+        top_level = self._owner(node).kind is RegionKind.MODULE
+        for alias in node.names:  # `from pkg import submodule` imports pkg.submodule
+            name = cst.Module([]).code_for_node(alias.name)
+            self.imports.add(f"{target}.{name}")
+            if top_level and self.module:  # a re-export: module.local is target.name
+                local = alias.asname.name.value if alias.asname and isinstance(
+                    alias.asname.name, cst.Name) else name  # fmt: skip
+                self.aliases.add((f"{self.module}.{local}", f"{target}.{name}"))
 
 
 def _tests(path: str, regions: ModuleRegions, layout: PytestLayout) -> tuple[TestNode, ...]:
@@ -239,4 +248,5 @@ def index_file(
         calls={k: dict(v) for k, v in visitor.calls.items()},
         imports=tuple(sorted(visitor.imports)),
         dotted=dotted,
+        aliases=tuple(sorted(visitor.aliases)),
     )

@@ -43,7 +43,7 @@ def _to_file_index(raw: RawIndex) -> FileIndex:
         for caller, targets in sorted(raw.calls.items())
         for target, conf in sorted(targets.items())
     )
-    return attrs.evolve(raw.file, calls=calls, imports=raw.imports)
+    return attrs.evolve(raw.file, calls=calls, imports=raw.imports, aliases=raw.aliases)
 
 
 def ingest_static(

@@ -1,0 +1,79 @@
+"""A fingerprint of the interpreter and installed distributions that run the target's tests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from guard_core.config import Settings
+
+_PROBE = (
+    "import json, site, sys, sysconfig\n"
+    "paths = {sysconfig.get_path('purelib'), sysconfig.get_path('platlib')}\n"
+    "paths.update(getattr(site, 'getsitepackages', lambda: [])())\n"
+    "print(json.dumps({'version': sys.version, 'paths': sorted(p for p in paths if p)}))\n"
+)
+
+
+def _site_info(python: str | None) -> tuple[str, list[str]]:
+    if not python or os.path.realpath(python) == os.path.realpath(sys.executable):
+        import site
+        import sysconfig
+
+        paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+        paths.update(site.getsitepackages())
+        return sys.version, sorted(p for p in paths if p)
+    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, check=True,
+                         timeout=30)  # fmt: skip
+    data = json.loads(out.stdout)
+    return data["version"], data["paths"]
+
+
+def fingerprint(python: str | None) -> str:
+    """Python version plus the names (with versions) of every installed distribution.
+
+    Listing the dist-info folders is enough: their names carry the version, and it costs a
+    directory read instead of importing package metadata.
+    """
+    version, paths = _site_info(python)
+    entries = []
+    for path in paths:
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        entries += sorted(
+            n for n in names
+            if n.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))
+            and not n.lower().startswith(("guard_graph", "__editable___guard_graph"))
+        )  # fmt: skip
+    digest = hashlib.sha256("\n".join([version, *entries]).encode()).hexdigest()
+    return digest[:24]
+
+
+def environment_probe(settings: Settings) -> Callable[[], str | None]:
+    def probe() -> str | None:
+        try:
+            return fingerprint(settings.python)
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+            return None  # unknown: never mistaken for "unchanged", see Engine._preconditions
+
+    return probe
+
+
+def interpreter(settings: Settings) -> str:
+    return settings.python or sys.executable
+
+
+def repo_python(repo: Path) -> str | None:
+    """The repository's own virtualenv interpreter, if it has one (``.venv``, ``venv``)."""
+    for name in (".venv", "venv", "env"):
+        candidate = repo / name / "bin" / "python"
+        if candidate.exists():
+            return str(candidate)
+    return None

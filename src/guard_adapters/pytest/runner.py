@@ -1,0 +1,69 @@
+"""Runs pytest in the target's interpreter, streaming its output, and reads the outcomes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import guard_adapters
+from guard_adapters.git.repo import head_sha
+from guard_adapters.pytest.environment import interpreter
+from guard_core.config import Settings
+from guard_core.errors import RunnerError
+from guard_core.model import RunRecord, TestOutcome
+from guard_core.ports import RunResult
+
+
+class PytestRunner:
+    """``python -m pytest [ids]``; ``tests=None`` runs the whole suite."""
+
+    def __init__(self, settings: Settings, stream: bool = True) -> None:
+        self.settings = settings
+        self.stream = stream
+
+    def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult:
+        plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
+        with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
+            report = Path(tmp) / "report.json"
+            env = {
+                **os.environ,
+                "GUARD_REPORT": str(report),
+                "PYTHONPATH": os.pathsep.join(
+                    p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p),
+            }  # fmt: skip
+            cmd = [interpreter(self.settings), "-m", "pytest", "-p",
+                   "guard_adapters.pytest.reporter", *self.settings.pytest_args]  # fmt: skip
+            if tests is not None:
+                cmd += ["--", *tests] if tests else []
+            started = time.perf_counter()
+            try:
+                proc = subprocess.run(
+                    cmd, cwd=repo, env=env, check=False,
+                    stdout=None if self.stream else subprocess.PIPE,
+                    stderr=None if self.stream else subprocess.STDOUT,
+                )  # fmt: skip
+            except OSError as exc:
+                raise RunnerError(
+                    f"cannot start pytest: {exc}", hint="set --python / GUARD_PYTHON"
+                ) from exc
+            elapsed = (time.perf_counter() - started) * 1000
+            payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
+        outcomes = tuple(
+            TestOutcome(test=nodeid, outcome=info["outcome"], duration_ms=info["duration_ms"],
+                        message=info["message"])
+            for nodeid, info in sorted(payload.get("tests", {}).items())
+        )  # fmt: skip
+        record = RunRecord(
+            id=uuid.uuid4().hex,
+            timestamp=time.time(),
+            commit_sha=head_sha(repo),
+            duration_ms=elapsed,
+            outcomes=outcomes,
+        )
+        return RunResult(exit_code=proc.returncode, record=record, collected=len(outcomes))

@@ -1,0 +1,146 @@
+"""The Python API for host tools: ``Guard.open(repo)`` then ``.check()``, ``.run()``,
+``.feedback()``, ``.covering_tests()``, ``.callers()``.
+
+One instance keeps its graph connection open between calls and starts no subprocess except
+pytest itself in :meth:`Guard.run`. Nothing here configures logging.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import attrs
+
+from guard_core.config import Settings, load_settings
+from guard_core.engine import Engine
+from guard_core.errors import GuardError
+from guard_core.model import CoverEdge, Decision, Level
+from guard_core.plugins import Plugins
+from guard_core.ports import Caller, GraphStore, RunResult
+
+
+@attrs.frozen
+class RunReport:
+    """What :meth:`Guard.run` did: the decision, and the pytest result (None when the
+    decision selected nothing to run)."""
+
+    decision: Decision
+    result: RunResult | None
+
+    @property
+    def failed(self) -> list[str]:
+        if self.result is None:
+            return []
+        return [o.test for o in self.result.record.outcomes if o.outcome in ("failed", "error")]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every selected test passed, 1 when one failed, 2 when pytest itself failed."""
+        if self.result is None:
+            return 0
+        code = self.result.exit_code
+        return code if code in (0, 1) else 2
+
+
+class Guard:
+    """Test selection for one repository."""
+
+    def __init__(self, settings: Settings, plugins: Plugins) -> None:
+        self.settings = settings
+        self.plugins = plugins
+        self._store: GraphStore | None = None
+        self._engine: Engine | None = None
+
+    @classmethod
+    def open(
+        cls,
+        repo: str | Path = ".",
+        *,
+        env: Mapping[str, str] | None = None,
+        plugins: Iterable[object] = (),
+        **settings: Any,
+    ) -> Guard:
+        """Guard for ``repo``; ``settings`` override ``[tool.guard]`` and ``GUARD_*``
+        (``env`` defaults to ``os.environ``). Extra pluggy ``plugins`` are registered too."""
+        loaded = load_settings(repo, os.environ if env is None else env, **settings)
+        return cls(loaded, Plugins.for_settings(loaded, extra=tuple(plugins)))
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:
+            self._store = self.plugins.store(self.settings)
+        return self._store
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            if self.settings.python is None:  # test with the interpreter the evidence came from
+                try:
+                    recorded = self.store.ingest_info().python
+                except GuardError:
+                    recorded = None
+                if recorded:
+                    self.settings = attrs.evolve(self.settings, python=recorded)
+            self._engine = Engine(
+                self.settings,
+                self.store,
+                self.plugins.slicer(self.settings),
+                self.plugins.trust_policies(self.settings),
+                plugins=self.plugins,
+                environment=self.plugins.environment(self.settings),
+            )
+        return self._engine
+
+    def check(self, base: str | None = None) -> Decision:
+        """Which tests the working tree's changes need, with a reason for each."""
+        return self.engine.check(base)
+
+    def run(self, base: str | None = None, *, stream: bool = True) -> RunReport:
+        """Check, then run the selected tests (the whole suite on run-all) and record the run."""
+        decision = self.check(base)
+        runner = self.plugins.runner(self.settings)
+        if hasattr(runner, "stream"):
+            runner.stream = stream
+        if decision.level is not Level.RUN_ALL and not decision.tests:
+            return RunReport(decision, None)
+        tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
+        result = runner.run(self.settings.repo, tests)
+        if tests is not None and result.exit_code == 5:  # selected ids no longer collect
+            result = runner.run(self.settings.repo, None)
+        with contextlib.suppress(Exception):  # recording is best effort; the result stands
+            self.store.record_run(result.record)
+        return RunReport(decision, result)
+
+    def feedback(self, function: str, test: str, sha: str = "") -> None:
+        """Record that ``test`` failed when ``function`` changed and Guard did not select it."""
+        self.store.add_repair_edge(function, test, sha)
+
+    def covering_tests(self, function: str) -> list[CoverEdge]:
+        """The tests that executed ``function``, most confident first."""
+        return self.store.covering_tests([function])
+
+    def callers(self, function: str, hops: int = 2, min_confidence: float = 0.0) -> list[Caller]:
+        """Functions that call ``function`` within ``hops`` static call edges."""
+        return self.store.callers(function, hops, min_confidence)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self._engine = None
+
+    def __enter__(self) -> Guard:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

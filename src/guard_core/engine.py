@@ -1,0 +1,323 @@
+"""The use cases: check (which tests must run, and why), and feedback (repair the graph).
+
+Everything here talks to ports only. Every failure ends in run-all with the reason, never in
+a smaller selection.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from guard_core.config import Settings
+from guard_core.errors import GuardError, RepositoryError
+from guard_core.logs import get_logger
+from guard_core.model import (
+    ChangedRegion,
+    ChangeKind,
+    ChangeSet,
+    CoverEdge,
+    Decision,
+    IngestInfo,
+    Level,
+    Override,
+    Reason,
+    RegionKind,
+    TrustComponents,
+)
+from guard_core.ports import GraphStore, PolicyInput, Slicer, Vote
+from guard_core.selection import (
+    Selection,
+    changed_source_files,
+    data_files,
+    is_method,
+    judged_id,
+    module_region,
+    needs_evidence,
+    select_readers,
+)
+
+log = get_logger("guard.engine")
+
+Fingerprint = Callable[[], str | None]
+NO_TRUST = TrustComponents(0.0, 0.0, 0.0)
+
+
+def _widest(votes: Sequence[Vote]) -> Vote:
+    return max(votes, key=lambda v: (v.level.rank, -v.trust))
+
+
+class Engine:
+    """Decides which tests a change needs, from a slicer, a graph store and trust policies."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: GraphStore,
+        slicer: Slicer,
+        policies: Sequence[Any],
+        plugins: Any = None,
+        environment: Fingerprint | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.slicer = slicer
+        self.policies = list(policies)
+        self.plugins = plugins
+        self.environment = environment
+
+    # -- check ----------------------------------------------------------------------------------
+
+    def check(self, base: str | None = None) -> Decision:
+        """The decision for the working tree against ``base`` (default: the commit the evidence
+        was collected at, so commits made since the ingest are part of the change)."""
+        started = time.perf_counter()
+        repo: Path = self.settings.repo
+        try:
+            info = self.store.ingest_info()
+        except GuardError as exc:
+            cs = self.slicer.slice(repo, base)
+            return self._run_all(cs, [Override("store", f"graph unavailable: {exc}")], started)
+        evidence_base = base or info.coverage_sha
+        pre: list[Override] = []
+        try:
+            cs = self.slicer.slice(repo, evidence_base)
+        except RepositoryError:
+            if base is not None or evidence_base is None:
+                raise
+            cs = self.slicer.slice(repo, None)
+            pre.append(
+                Override(
+                    "stale_graph",
+                    f"the evidence commit {evidence_base[:12]} is "
+                    "not in this clone; run guard ingest-coverage",
+                )
+            )
+        try:
+            return self._decide(cs, info, pre, started)
+        except Exception as exc:  # fail safe: any internal error selects everything
+            log.warning("decision_failed", error=repr(exc))
+            return self._run_all(cs, [*pre, Override("internal_error", repr(exc))], started)
+
+    def _all_tests(self) -> list[str]:
+        try:
+            return self.store.all_tests()
+        except GuardError:
+            return []
+
+    def _run_all(self, cs: ChangeSet, overrides: list[Override], started: float) -> Decision:
+        tests = self._all_tests()
+        reason = "; ".join(o.detail for o in overrides) or "run-all"
+        return Decision(
+            level=Level.RUN_ALL, trust=0.0, components=NO_TRUST, tests=tuple(tests),
+            reasons={t: (Reason("run-all", reason),) for t in tests}, total_tests=len(tests),
+            overrides=tuple(overrides), change_set=cs, skipped_summary="nothing skipped",
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+
+    def _preconditions(self, info: IngestInfo) -> tuple[list[Override], str | None]:
+        out = []
+        if not info.coverage_sha:
+            out.append(
+                Override("stale_graph", "no coverage evidence yet; run `guard ingest-coverage`")
+            )
+        elif not info.coverage_complete:
+            out.append(Override("stale_graph", "the last coverage ingest did not complete"))
+        changed = None
+        if self.environment is not None and info.environment:
+            current = self.environment()
+            if current != info.environment:
+                changed = "the Python version or installed packages changed since the ingest"
+        return out, changed
+
+    def _decide(
+        self, cs: ChangeSet, info: IngestInfo, pre: list[Override], started: float
+    ) -> Decision:
+        conditions, env_changed = self._preconditions(info)
+        pre = [*pre, *conditions]
+        if env_changed:
+            pre.append(Override("environment", env_changed))
+        if cs.is_empty and not pre:
+            total = len(self._all_tests())
+            return Decision(
+                level=Level.SUBSET, trust=1.0, components=TrustComponents(1.0, 1.0, 0.0),
+                tests=(), reasons={}, total_tests=total, change_set=cs,
+                skipped_summary=f"no changes against {cs.base[:12]}: nothing to run",
+                elapsed_ms=(time.perf_counter() - started) * 1000,
+            )  # fmt: skip
+        s = self.settings
+        floor = s.min_confidence
+        judged = [judged_id(r) for r in cs.regions if needs_evidence(r)]
+        data = data_files(cs)
+        edges = self.store.covering_tests([*judged, *data], floor)
+        evidence: dict[str, list[CoverEdge]] = defaultdict(list)
+        for e in edges:
+            evidence[e.function].append(e)
+        facts = self.store.function_facts(judged)
+        complete = info.coverage_complete and bool(info.coverage_sha)
+        unexercised = {f for f, fact in facts.items() if fact.no_evidence and complete}
+        if complete:
+            unexercised |= {d for d in data if not evidence.get(d)}
+        data_input = PolicyInput(
+            change_set=cs, evidence=evidence, facts=facts, unexercised=frozenset(unexercised),
+            head_sha=cs.base, ingest=info, seed_policy=s.seed_policy,
+            use_confidence=s.use_confidence, widening=s.widening,
+            subset_threshold=s.subset_threshold, medium_threshold=s.medium_threshold,
+            environment_changed=env_changed,
+        )  # fmt: skip
+        vote = _widest(self._votes(data_input))
+        level = Level.RUN_ALL if pre else vote.level
+        selection = Selection()
+        selection.overrides.extend(pre)
+        for region in cs.regions:
+            self._select_region(region, evidence, selection)
+        for path in data:
+            selection.add_edges(evidence.get(path, ()), "reads-data-file")
+        if s.widening:
+            for region in cs.regions:
+                if region.dynamic_dispatch:
+                    for test in self._tests_of([region.file]):
+                        selection.add(test, Reason("dynamic-widening", region.id))
+        overrides = [*pre, *vote.overrides,
+                     *(o for o in selection.overrides if o not in pre)]  # fmt: skip
+        if any(o.kind == "name_chain" for o in selection.overrides):
+            level = Level.RUN_ALL
+        if level is Level.MEDIUM:
+            for test in self._tests_of(changed_source_files(cs)):
+                selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
+        all_tests = self._all_tests()
+        if level is Level.RUN_ALL:
+            why = "; ".join(o.detail for o in overrides) or f"trust {vote.trust:.2f} < "\
+                f"{s.medium_threshold}"  # fmt: skip
+            for test in all_tests:
+                selection.add(test, Reason("run-all", why))
+        tests = tuple(sorted(selection.reasons))
+        decision = Decision(
+            level=level, trust=vote.trust, components=vote.components, tests=tests,
+            reasons={t: tuple(selection.reasons[t]) for t in tests},
+            total_tests=max(len(all_tests), len(tests)), overrides=tuple(overrides),
+            change_set=cs,
+            skipped_summary=self._skipped(len(all_tests), len(tests), info, level),
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )  # fmt: skip
+        return self._adjust(decision, data_input)
+
+    def _votes(self, data: PolicyInput) -> list[Vote]:
+        votes: list[Vote] = []
+        for policy in self.policies:
+            try:
+                votes.append(policy.vote(data))
+            except Exception as exc:  # a policy that raises votes for run-all
+                name = getattr(policy, "name", type(policy).__name__)
+                votes.append(
+                    Vote(
+                        Level.RUN_ALL,
+                        0.0,
+                        NO_TRUST,
+                        (Override("policy_error", f"{name}: {exc!r}"),),
+                        name,
+                    )
+                )
+        if self.plugins is not None:
+            try:
+                votes += self.plugins.extra_votes(data)
+            except Exception as exc:
+                votes.append(
+                    Vote(
+                        Level.RUN_ALL,
+                        0.0,
+                        NO_TRUST,
+                        (Override("policy_error", f"plugin vote: {exc!r}"),),
+                    )
+                )
+        if not votes:
+            votes.append(
+                Vote(
+                    Level.RUN_ALL,
+                    0.0,
+                    NO_TRUST,
+                    (Override("policy_error", "no trust policy registered"),),
+                )
+            )
+        return votes
+
+    def _adjust(self, decision: Decision, data: PolicyInput) -> Decision:
+        if self.plugins is None:
+            return decision
+        try:
+            proposals = self.plugins.adjust_decision(decision, data)
+        except Exception as exc:
+            log.warning("adjust_failed", error=repr(exc))
+            return decision
+        for proposal in proposals:
+            if (
+                set(proposal.tests) >= set(decision.tests)
+                and proposal.level.rank >= decision.level.rank
+            ):
+                decision = proposal
+            else:
+                log.warning("adjustment_ignored", reason="plugins may widen, never narrow")
+        return decision
+
+    def _tests_of(self, files: Sequence[str]) -> list[str]:
+        if not files:
+            return []
+        return sorted({t for ts in self.store.tests_of_files(files).values() for t in ts})
+
+    def _importers(self, path: str, selection: Selection, rule: str, via: str) -> None:
+        for e in self.store.covering_tests([module_region(path)], self.settings.min_confidence):
+            selection.add(e.test, Reason(rule, via, e.confidence))
+
+    def _select_region(
+        self, region: ChangedRegion, evidence: dict[str, list[CoverEdge]], selection: Selection
+    ) -> None:
+        s = self.settings
+        fid = judged_id(region)
+        own = evidence.get(fid, [])
+        refined = not s.seed_policy
+        if region.region is RegionKind.FUNCTION:
+            if region.kind is ChangeKind.ADDED:
+                if refined and is_method(region):  # may override a base-class method
+                    name = region.id.rsplit(".", 1)[-1].split("#")[0]
+                    others = [f for f in self.store.functions_named(name) if f != region.id]
+                    for e in self.store.covering_tests(others, s.min_confidence):
+                        selection.add(e.test, Reason("same-name-method", e.function, e.confidence))
+                if region.side_effects:
+                    self._importers(region.file, selection, "import-time-code", region.id)
+                return
+            selection.add_edges(own, "covers")
+            if region.definition_changed and refined and region.names:
+                select_readers(
+                    self.store, region.names, evidence, selection, region.id, s.min_confidence
+                )
+            if region.side_effects or (region.definition_changed and not refined):
+                self._importers(region.file, selection, "import-time-code", region.id)
+            return
+        if region.kind is ChangeKind.ADDED and not region.side_effects:
+            return  # a new module or class: only changed code can reach it
+        if not refined or region.side_effects or not region.names:
+            selection.add_edges(own, "import-time-code")
+            if region.kind is ChangeKind.ADDED or not own:
+                self._importers(region.file, selection, "import-time-code", region.id)
+            return
+        select_readers(self.store, region.names, evidence, selection, region.id, s.min_confidence)
+
+    @staticmethod
+    def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:
+        if level is Level.RUN_ALL:
+            return "nothing skipped"
+        skipped = max(total - selected, 0)
+        sha = (info.coverage_sha or "")[:12]
+        return (
+            f"{skipped} of {total} tests skipped: no evidence that they execute the changed "
+            f"code (coverage recorded at {sha})"
+        )
+
+    # -- feedback -------------------------------------------------------------------------------
+
+    def feedback(self, function: str, test: str, sha: str) -> None:
+        """Record a missed failure: ``test`` must run whenever ``function`` changes."""
+        self.store.add_repair_edge(function, test, sha)
