@@ -99,7 +99,7 @@ class Engine:
         try:
             return self._decide(cs, info, pre, started)
         except Exception as exc:  # fail safe: any internal error selects everything
-            log.warning("decision_failed", error=repr(exc))
+            log.warning("decision_failed", error=repr(exc), exc_info=True)
             return self._run_all(cs, [*pre, Override("internal_error", repr(exc))], started)
 
     def _all_tests(self) -> list[str]:
@@ -176,6 +176,10 @@ class Engine:
             self._select_region(region, evidence, selection)
         for path in data:
             selection.add_edges(evidence.get(path, ()), "reads-data-file")
+        bodies = [judged_id(r) for r in cs.regions
+                  if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
+        if bodies:
+            selection.add_edges(self.store.repair_tests_of_callees(bodies), "repaired-callee")
         if s.widening:
             for region in cs.regions:
                 if region.dynamic_dispatch:

@@ -455,6 +455,21 @@ class FalkorGraphStore:
                 best[aid] = Caller(id=aid, hops=int(length), confidence=float(conf))
         return sorted(best.values(), key=lambda c: (c.hops, -c.confidence, c.id))
 
+    def repair_tests_of_callees(
+        self, function_ids: Iterable[str], hops: int = 3
+    ) -> list[CoverEdge]:
+        """``miss_repair`` edges of the functions that ``function_ids`` reach through calls: a
+        repaired miss on a callee also counts for the functions that call it."""
+        rows = self._read(
+            f"UNWIND $ids AS id MATCH (a:Function {{id: id}})-[:CALLS*1..{max(1, min(hops, 6))}]->"
+            "(b:Function)-[c:COVERED_BY {source: 'miss_repair'}]->(t:Test) "
+            "RETURN DISTINCT b.id, t.id, c.confidence, c.evidence_count, c.last_verified_sha",
+            {"ids": sorted(set(function_ids))},
+        )
+        return [CoverEdge(function=f, test=t, source="miss_repair", confidence=float(conf),
+                          evidence_count=int(n or 1), last_verified_sha=sha)
+                for f, t, conf, n, sha in rows]  # fmt: skip
+
     def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
         rows = self._read(
             "UNWIND $ids AS id MATCH (f:Function {id: id}) "
@@ -514,8 +529,8 @@ class FalkorGraphStore:
         of it): ``(function id, qualname, dotted name, the name read)``."""
         rows = self._read(
             "MATCH (f:Function) WHERE size(f.refs) > 0 UNWIND f.refs AS r "
-            "WITH f, r WHERE r IN $names OR any(n IN $names WHERE r STARTS WITH n + '.' "
-            "OR n STARTS WITH r + '.') RETURN f.id, f.qualname, f.dotted, r",
+            "WITH f, r WHERE r IN $names OR any(n IN $names WHERE r STARTS WITH (n + '.') "
+            "OR n STARTS WITH (r + '.')) RETURN f.id, f.qualname, f.dotted, r",
             {"names": sorted(set(names))},
         )
         return [(fid, qual, dotted or "", ref) for fid, qual, dotted, ref in rows]

@@ -1,0 +1,124 @@
+"""Small in-memory fakes of the ports, for unit tests and for plugin authors' own tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from guard_core.model import ChangeSet, CoverEdge, FileIndex, GraphStats, IngestInfo, RunRecord
+from guard_core.ports import Caller, FunctionFacts
+
+
+@attrs.define
+class FakeStore:
+    """A graph store held in dicts. Set ``fail`` to make every call raise it."""
+
+    edges: list[CoverEdge] = attrs.field(factory=list)
+    functions: dict[str, FunctionFacts] = attrs.field(factory=dict)
+    tests: list[str] = attrs.field(factory=list)
+    info: IngestInfo = attrs.field(
+        factory=lambda: IngestInfo(coverage_sha="base", coverage_complete=True)
+    )
+    fail: Exception | None = None
+    runs: list[RunRecord] = attrs.field(factory=list)
+
+    def _check(self) -> None:
+        if self.fail is not None:
+            raise self.fail
+
+    def ensure_schema(self) -> None: ...
+    def close(self) -> None: ...
+    def clear(self) -> None:
+        self.edges.clear()
+
+    def stats(self) -> GraphStats:
+        return GraphStats(
+            functions=len(self.functions), tests=len(self.tests), covered_by=len(self.edges)
+        )
+
+    def ingest_info(self) -> IngestInfo:
+        self._check()
+        return self.info
+
+    def update_ingest_info(self, **fields: object) -> None:
+        self.info = attrs.evolve(self.info, **fields)  # type: ignore[arg-type]
+
+    def file_hashes(self) -> dict[str, str]:
+        return {}
+
+    def write_files(self, files: Sequence[FileIndex]) -> None: ...
+    def remove_files(self, paths: Iterable[str]) -> None: ...
+
+    def write_coverage(self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str],
+                       replace: bool) -> None:  # fmt: skip
+        self.edges.extend(edges)
+
+    def set_flake_rates(self, rates: dict[str, float]) -> None: ...
+    def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+        return True
+
+    def refresh_edges(self, tests: Iterable[str], sha: str) -> None: ...
+
+    def covering_tests(self, function_ids: Iterable[str], min_confidence: float = 0.0
+                       ) -> list[CoverEdge]:  # fmt: skip
+        self._check()
+        ids = set(function_ids)
+        return [e for e in self.edges if e.function in ids and e.confidence >= min_confidence]
+
+    def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
+        return []
+
+    def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
+        self._check()
+        return {i: self.functions[i] for i in ids if i in self.functions}
+
+    def repair_tests_of_callees(self, function_ids: Iterable[str], hops: int = 3
+                                ) -> list[CoverEdge]:  # fmt: skip
+        return []
+
+    def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        wanted = set(paths)
+        out: dict[str, list[str]] = {}
+        for f in self.functions.values():
+            if f.file in wanted:
+                out.setdefault(f.file, []).append(f.id)
+        return out
+
+    def tests_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        out: dict[str, set[str]] = {}
+        for path, fids in self.functions_of_files(paths).items():
+            out[path] = {e.test for e in self.edges if e.function in fids}
+        return {p: sorted(t) for p, t in out.items()}
+
+    def all_tests(self) -> list[str]:
+        return sorted(self.tests)
+
+    def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
+        return {}
+
+    def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
+        return []
+
+    def functions_named(self, name: str) -> list[str]:
+        return []
+
+    def record_run(self, run: RunRecord) -> None:
+        self.runs.append(run)
+
+    def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
+        self.edges.append(CoverEdge(function_id, test_id, "miss_repair", 1.0, 1, sha))
+
+
+@attrs.define
+class FakeSlicer:
+    """Returns a fixed change set (or raises ``fail``)."""
+
+    change_set: ChangeSet
+    fail: Exception | None = None
+
+    def slice(self, repo: Path, base: str | None = None) -> ChangeSet:
+        if self.fail is not None:
+            raise self.fail
+        return attrs.evolve(self.change_set, base=base or self.change_set.base)

@@ -1,0 +1,222 @@
+"""The decision engine end to end: real git, real pytest and coverage, real FalkorDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import jsonschema
+import pytest
+
+import guard_adapters
+from guard_adapters.coverage.ingest import ingest_coverage
+from guard_adapters.pytest.environment import fingerprint
+from guard_core.api import Guard
+from guard_core.model import Level
+from tests.conftest import make_repo
+from tests.integration.sample_project import FILES
+
+SCHEMA = json.loads(
+    (Path(guard_adapters.__file__).parent / "schemas" / "decision-1.schema.json").read_text()
+)
+A = "tests/test_a.py::"
+B = "tests/test_b.py::TestCalc::"
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> tuple[Path, str]:
+    """One sample project ingested once; each test edits the tree and restores it."""
+    root = tmp_path_factory.mktemp("e2e")
+    os.environ["FLAKY_COUNTER"] = str(root / "counter")
+    repo = make_repo(
+        root / "sample",
+        {
+            **FILES,
+            "tests/test_a.py": FILES["tests/test_a.py"].replace("assert n % 2 == 0", "assert True"),
+        },
+    )
+    graph = f"test:e2e-{os.getpid()}"
+    with Guard.open(repo, env={"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": graph}) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        ingest_coverage(repo, g.store, environment=fingerprint(None))
+    yield repo, graph
+    with Guard.open(repo, env={"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": graph}) as g:
+        g.store.clear()
+
+
+@pytest.fixture
+def guard(ingested: tuple[Path, str], falkordb_url: str):  # type: ignore[no-untyped-def]
+    repo, graph = ingested
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": graph}
+    g = Guard.open(repo, env=env)
+    yield g
+    g.close()
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
+
+
+def edit(g: Guard, path: str, old: str, new: str) -> None:
+    file = g.settings.repo / path
+    text = file.read_text()
+    assert old in text, old
+    file.write_text(text.replace(old, new, 1))
+
+
+def decide(g: Guard, **kw: object):  # type: ignore[no-untyped-def]
+    decision = g.check()
+    jsonschema.validate(decision.to_json(), SCHEMA)
+    return decision
+
+
+def test_helper_edit_selects_tests_in_other_files_and_run_fails(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "return a * b", "return a * b + 1")
+    d = decide(guard)
+    assert d.level is Level.SUBSET
+    assert set(d.tests) == {A + "test_param", B + "test_double"}
+    assert [r.rule for r in d.reasons[B + "test_double"]] == ["covers"]
+    report = guard.run(stream=False)
+    assert report.exit_code == 1
+    assert {t.split("[")[0] for t in report.failed} == {A + "test_param", B + "test_double"}
+
+
+def test_comment_only_edit_runs_nothing(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "def mul(a, b):", "def mul(a, b):  # why not")
+    d = decide(guard)
+    assert d.tests == () and d.level is Level.SUBSET
+    assert guard.run(stream=False).exit_code == 0
+
+
+def test_constant_selects_its_readers_only(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "LIMIT = 10", "LIMIT = 4")
+    d = decide(guard)
+    assert set(d.tests) == {A + "test_add", A + "test_const"}
+    assert all(r.rule == "reads-changed-name" for t in d.tests for r in d.reasons[t])
+    assert guard.run(stream=False).exit_code == 1
+
+
+def test_template_edit_selects_the_test_that_reads_it(guard: Guard) -> None:
+    edit(guard, "pkg/templates/page.html", "hello", "bye")
+    d = decide(guard)
+    assert d.tests == (A + "test_template",)
+    assert d.reasons[A + "test_template"][0].rule == "reads-data-file"
+
+
+def test_unexercised_function_adds_nothing_but_seed_policy_falls_back(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "return -a", "return a")
+    assert decide(guard).tests == ()
+    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    try:
+        d = literal.check()
+        assert d.level is Level.RUN_ALL
+        assert [o.kind for o in d.overrides] == ["no_evidence"]
+    finally:
+        literal.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("tests/test_b.py", "test_files"),
+        ("tests/conftest.py", "test_files"),
+        ("pyproject.toml", "environment"),
+    ],
+)
+def test_overrides_force_run_all(guard: Guard, path: str, kind: str) -> None:
+    (guard.settings.repo / path).write_text((guard.settings.repo / path).read_text() + "\n# x\n")
+    d = decide(guard)
+    assert d.level is Level.RUN_ALL and kind in [o.kind for o in d.overrides]
+    assert len(d.tests) == d.total_tests >= 7
+
+
+def test_dynamic_dispatch_widens_to_the_module_tests(guard: Guard) -> None:
+    edit(
+        guard,
+        "pkg/core.py",
+        "return min(a + b, LIMIT)",
+        "return min(getattr(a, '__add__')(b), globals()['LIMIT'])",
+    )
+    d = decide(guard)
+    assert "dynamic_widening" in [o.kind for o in d.overrides]
+    widened = {t for t in d.tests if any(r.rule == "dynamic-widening" for r in d.reasons[t])}
+    assert A + "test_add" in d.tests and widened >= {A + "test_param", A + "test_template"}
+
+
+def test_unparsable_change_is_run_all(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "def mul(a, b):", "def mul(a, b:")
+    d = decide(guard)
+    assert d.level is Level.RUN_ALL
+    assert [o.kind for o in d.overrides] == ["unreadable_change"]
+
+
+def test_feedback_repairs_a_missing_edge_for_the_function(guard: Guard) -> None:
+    edit(guard, "pkg/core.py", "return -a", "return a - 1")
+    assert decide(guard).tests == ()
+    head = subprocess.run(
+        ["git", "-C", str(guard.settings.repo), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    guard.feedback("pkg/core.py::unused", A + "test_const", head)
+    try:
+        d = decide(guard)
+        assert d.tests == (A + "test_const",)
+        assert d.reasons[A + "test_const"][0].confidence == 1.0
+        # and for its callers: a function that calls `unused` now selects the repaired test
+        subprocess.run(
+            ["git", "-C", str(guard.settings.repo), "checkout", "-q", "--", "."], check=True
+        )
+        edit(
+            guard,
+            "pkg/core.py",
+            "def mul(a, b):\n    return a * b",
+            "def mul(a, b):\n    return a * b\n\n\ndef calls_unused(a):\n    return unused(a)",
+        )
+        subprocess.run(
+            ["git", "-C", str(guard.settings.repo), "commit", "-qam", "caller"], check=True
+        )
+        from guard_adapters.libcst.ingest import ingest_static
+
+        ingest_static(guard.settings.repo, guard.store, include_tests=True)
+        edit(guard, "pkg/core.py", "    return unused(a)", "    return unused(a) + 1")
+        d = guard.check(base="HEAD")
+        assert A + "test_const" in d.tests
+        assert any(r.rule == "repaired-callee" for r in d.reasons[A + "test_const"])
+    finally:
+        subprocess.run(
+            ["git", "-C", str(guard.settings.repo), "reset", "-q", "--hard", "HEAD~1"], check=False
+        )
+        ingest_static(guard.settings.repo, guard.store, include_tests=True)
+        guard.store._query("MATCH ()-[c:COVERED_BY {source: 'miss_repair'}]->() DELETE c")
+
+
+def test_new_method_selects_tests_of_same_named_methods(guard: Guard) -> None:
+    edit(
+        guard,
+        "pkg/core.py",
+        "    def double(self, x):",
+        "    def setup(self, *a):\n        return self\n\n    def double(self, x):",
+    )
+    d = decide(guard)
+    # the added `setup` shadows the first one (same name): their tests are selected
+    assert {A + "test_add", B + "test_double", B + "test_ready"} <= set(d.tests)
+
+
+def test_unreachable_store_is_run_all_not_an_error(ingested: tuple[Path, str], tmp_path: Path
+                                                   ) -> None:  # fmt: skip
+    repo, _ = ingested
+    env = {**os.environ, "GUARD_FALKORDB_URL": f"unix://{tmp_path}/none.sock",
+           "GUARD_GRAPH": "x"}  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "guard_adapters.cli", "check", "--repo", str(repo), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 2  # the store cannot even be opened: a clear error, no traceback
+    assert "unreachable" in out.stderr and "Traceback" not in out.stderr

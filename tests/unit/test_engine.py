@@ -1,0 +1,194 @@
+"""The decision engine and the default policy on in-memory fakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from guard_core.config import Settings
+from guard_core.engine import Engine
+from guard_core.model import (
+    ChangedFile,
+    ChangedRegion,
+    ChangeKind,
+    ChangeSet,
+    CoverEdge,
+    Decision,
+    FileKind,
+    FileRole,
+    Level,
+    RegionKind,
+)
+from guard_core.policy import DefaultTrustPolicy
+from guard_core.ports import FunctionFacts
+from guard_core.testing import FakeSlicer, FakeStore
+
+F = "pkg/a.py::f"
+G = "pkg/a.py::g"
+TESTS = ["t/test_a.py::test_1", "t/test_a.py::test_2", "t/test_b.py::test_3"]
+
+
+def change(*regions: ChangedRegion, files: tuple[ChangedFile, ...] | None = None) -> ChangeSet:
+    files = (
+        files
+        if files is not None
+        else (ChangedFile("pkg/a.py", FileKind.MODIFIED, FileRole.SOURCE),)
+    )
+    return ChangeSet(base="base", files=files, regions=regions)
+
+
+def region(fid: str = F, **kw: object) -> ChangedRegion:
+    return ChangedRegion(id=fid, file="pkg/a.py", kind=kw.pop("kind", ChangeKind.MODIFIED), **kw)  # type: ignore[arg-type]
+
+
+def store(**kw: object) -> FakeStore:
+    s = FakeStore(
+        edges=[CoverEdge(F, TESTS[0], confidence=1.0, last_verified_sha="base"),
+               CoverEdge(F, TESTS[2], confidence=1.0, last_verified_sha="base")],
+        functions={F: FunctionFacts(F, "pkg/a.py", False, False),
+                   G: FunctionFacts(G, "pkg/a.py", True, False)},
+        tests=list(TESTS),
+    )  # fmt: skip
+    return attrs.evolve(s, **kw)
+
+
+def engine(cs: ChangeSet, st: FakeStore | None = None, policies: list[object] | None = None,
+           **settings: object) -> Engine:  # fmt: skip
+    return Engine(
+        Settings(repo=Path("."), **settings),
+        st or store(),
+        FakeSlicer(cs),  # type: ignore[arg-type]
+        policies if policies is not None else [DefaultTrustPolicy()],
+    )
+
+
+def test_covering_tests_are_the_subset() -> None:
+    d = engine(change(region())).check()
+    assert d.level is Level.SUBSET and d.tests == (TESTS[0], TESTS[2])
+    assert d.trust == pytest.approx(1.0)
+
+
+def test_low_confidence_drops_to_medium_and_adds_module_tests() -> None:
+    st = store(
+        edges=[
+            CoverEdge(F, TESTS[0], confidence=0.4, last_verified_sha="base"),
+            CoverEdge(G, TESTS[1], confidence=1.0, last_verified_sha="base"),
+        ]
+    )
+    d = engine(change(region()), st).check()
+    assert d.trust == pytest.approx(0.5 * 0.4 + 0.3 + 0.2)
+    assert d.level is Level.MEDIUM
+    assert set(d.tests) == {TESTS[0], TESTS[1]}
+    assert engine(change(region()), st, use_confidence=False).check().level is Level.SUBSET
+
+
+def test_stale_edges_lower_freshness() -> None:
+    st = store(edges=[CoverEdge(F, TESTS[0], last_verified_sha="old")])
+    d = engine(change(region()), st).check()
+    assert d.components.freshness == 0.0 and d.level is Level.MEDIUM
+
+
+def test_function_unknown_to_the_graph_is_run_all() -> None:
+    d = engine(change(region("pkg/a.py::new_but_modified"))).check()
+    assert d.level is Level.RUN_ALL and [o.kind for o in d.overrides] == ["no_evidence"]
+    assert d.tests == tuple(TESTS)
+
+
+def test_unexercised_function_needs_a_complete_ingest() -> None:
+    assert engine(change(region(G))).check().tests == ()
+    incomplete = store(info=attrs.evolve(store().info, coverage_complete=False))
+    assert engine(change(region(G)), incomplete).check().level is Level.RUN_ALL
+
+
+def test_no_evidence_at_all_is_run_all() -> None:
+    empty = store(info=attrs.evolve(store().info, coverage_sha=None, coverage_complete=False))
+    d = engine(change(region()), empty).check()
+    assert d.level is Level.RUN_ALL and "ingest-coverage" in d.overrides[0].detail
+
+
+@pytest.mark.parametrize("role", [FileRole.TEST, FileRole.CONFTEST, FileRole.ENVIRONMENT])
+def test_role_overrides(role: FileRole) -> None:
+    files = (ChangedFile("x", FileKind.MODIFIED, role),)
+    assert engine(change(files=files)).check().level is Level.RUN_ALL
+
+
+def test_problem_in_change_set_is_run_all() -> None:
+    cs = attrs.evolve(change(region()), problems=("pkg/a.py does not parse",))
+    d = engine(cs).check()
+    assert d.level is Level.RUN_ALL and d.overrides[0].kind == "unreadable_change"
+
+
+class BrokenCovering(FakeStore):
+    def covering_tests(self, function_ids: object, min_confidence: float = 0.0) -> list[CoverEdge]:
+        raise RuntimeError("socket closed")
+
+
+def test_store_failure_mid_decision_is_run_all_with_reason() -> None:
+    base = store()
+    st = BrokenCovering(edges=base.edges, functions=base.functions, tests=base.tests)
+    d = engine(change(region()), st).check()
+    assert d.level is Level.RUN_ALL and d.overrides[-1].kind == "internal_error"
+    assert "socket closed" in d.overrides[-1].detail
+    assert d.tests == tuple(TESTS)
+
+
+class Raising:
+    name = "raising"
+
+    def vote(self, data: object) -> None:
+        raise ValueError("bad policy")
+
+
+def test_a_policy_that_raises_votes_run_all() -> None:
+    d = engine(change(region()), policies=[DefaultTrustPolicy(), Raising()]).check()
+    assert d.level is Level.RUN_ALL
+    assert any(o.kind == "policy_error" and "bad policy" in o.detail for o in d.overrides)
+
+
+def test_no_policy_at_all_is_run_all() -> None:
+    assert engine(change(region()), policies=[]).check().level is Level.RUN_ALL
+
+
+class Narrowing:
+    def extra_votes(self, data: object) -> list[object]:
+        return []
+
+    def adjust_decision(self, decision: Decision, data: object) -> list[Decision]:
+        return [attrs.evolve(decision, tests=())]
+
+
+def test_plugins_cannot_narrow_a_decision() -> None:
+    e = engine(change(region()))
+    e.plugins = Narrowing()
+    assert e.check().tests == (TESTS[0], TESTS[2])
+
+
+def test_dynamic_dispatch_widens_without_forcing_run_all() -> None:
+    d = engine(change(region(dynamic_dispatch=True))).check()
+    assert "dynamic_widening" in [o.kind for o in d.overrides]
+    assert d.components.uncertain_ratio == 1.0
+    assert d.trust == pytest.approx(0.8) and d.level is Level.SUBSET  # 0.5 + 0.3 + 0
+    assert engine(change(region(dynamic_dispatch=True)), widening=False).check().overrides == ()
+
+
+def test_empty_change_runs_nothing() -> None:
+    d = engine(ChangeSet(base="base")).check()
+    assert d.level is Level.SUBSET and d.tests == () and d.total_tests == 3
+
+
+def test_module_change_with_side_effects_uses_import_time_evidence() -> None:
+    mod = "pkg/a.py::<module>"
+    st = store(edges=[CoverEdge(mod, t, last_verified_sha="base") for t in TESTS])
+    st.functions[mod] = FunctionFacts(mod, "pkg/a.py", False, False)
+    r = region(
+        mod,
+        region=RegionKind.MODULE,
+        body_changed=False,
+        definition_changed=True,
+        side_effects=True,
+    )
+    d = engine(change(r), st).check()
+    assert set(d.tests) == set(TESTS)
+    assert all(d.reasons[t][0].rule == "import-time-code" for t in TESTS)
