@@ -25,14 +25,14 @@ from coverage import CoverageData
 import guard_adapters
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
-from guard_adapters.pytest.labels import COLLECT, SESSION
+from guard_adapters.pytest.labels import COLLECT, IMPORT, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import IngestError
 from guard_core.model import CoverEdge, RunRecord, TestOutcome, test_function_id
 from guard_core.ports import GraphStore
 
 Progress = Callable[[int, int], None]
-_SHARED = (SESSION, COLLECT)
+_SHARED = (SESSION, IMPORT)
 
 
 @attrs.frozen
@@ -119,12 +119,19 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             owner = regions.owner(line)
             for ctx in contexts:
                 by_context[ctx].add(owner)
+    for path in payload.get("preloaded", ()):
+        regions = _regions(root, path, cache)
+        if regions is not None:
+            by_context[SESSION].update(regions.regions)
     for ctx, paths in payload.get("opened", {}).items():
         by_context[ctx].update(paths)  # data files are evidence under their own path
     shared: set[str] = set()
+    collected: list[tuple[str, set[str]]] = []  # (node id prefix, ids its collection ran)
     for ctx, ids in by_context.items():
         if ctx.startswith(_SHARED):
             shared |= ids
+        elif ctx.startswith(COLLECT):
+            collected.append((ctx[len(COLLECT) :], ids))
     executed: dict[str, set[str]] = defaultdict(set)
     outcomes: dict[str, TestOutcome] = {}
     total_ms = 0.0
@@ -132,6 +139,9 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         tid = test_function_id(nodeid)
         ids = executed[tid]
         ids |= by_context.get(nodeid, set()) | shared
+        for prefix, ran in collected:
+            if _under(nodeid, prefix):
+                ids |= ran
         for fixture in info.get("fixtures", ()):
             ids |= by_context.get(fixture, set())
         total_ms += info.get("duration_ms", 0.0)
@@ -146,6 +156,13 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         outcomes=outcomes,
         duration_ms=total_ms,
     )
+
+
+def _under(nodeid: str, prefix: str) -> bool:
+    """Whether the collector node ``prefix`` contains the test ``nodeid``."""
+    if not prefix or prefix == ".":
+        return True
+    return nodeid == prefix or nodeid.startswith((prefix + "::", prefix.rstrip("/") + "/"))
 
 
 def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:

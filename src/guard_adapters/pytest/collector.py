@@ -4,9 +4,11 @@
 It imports only the standard library, pytest and coverage, so it runs in any interpreter that
 has those. Coverage contexts label every line with the code that ran it:
 
-- ``<session>``: start-up, conftest imports, plugins (charged to every test);
-- ``<collect>NODEID``: collecting (importing) a test module (charged to every test, since a module
-  body runs only for the first importer);
+- ``<session>``: start-up and plugins (charged to every test);
+- ``<import>MODULE``: the body of a repository module while it is first imported (charged to
+  every test: a module body runs only for its first importer, yet every later one relies on it);
+- ``<collect>NODEID``: the rest of collecting a node, e.g. a test module's own module-level code
+  (charged to the tests under that node);
 - ``<fixture>BASEID::NAME``: a fixture's setup (charged to every test that requests the fixture,
   whatever its scope, so session fixtures are not charged to the first test only);
 - the test's node id: its own setup, call and teardown.
@@ -28,7 +30,7 @@ from typing import Any
 import coverage
 import pytest
 
-from guard_adapters.pytest.labels import COLLECT, FIXTURE, SESSION
+from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
 
 
 def _fixture_label(fixturedef: Any) -> str:
@@ -50,9 +52,24 @@ class GuardCollector:
             config_file=False,
             branch=False,
         )
+        # Repository modules imported before measuring began (by plugins): their code ran
+        # unseen, so the ingest charges all of it to every test.
+        self.preloaded = sorted({
+            rel for mod in list(sys.modules.values())
+            if (rel := self._relative(getattr(mod, "__file__", None) or "")) is not None
+        })  # fmt: skip
         self.cov.start()
         self.cov.switch_context(SESSION)
         sys.addaudithook(self._audit)
+        sys.meta_path.insert(0, _ImportLabeler(self))
+
+    def _relative(self, path: str) -> str | None:
+        if not path.endswith(".py"):
+            return None
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            return None
 
     def _switch(self, label: str) -> str:
         previous = self.context
@@ -151,9 +168,64 @@ class GuardCollector:
             "exitstatus": int(exitstatus),
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
+            "preloaded": self.preloaded,
             "finished": time.time(),
         }
         (self.out / "tests.json").write_text(json.dumps(payload), encoding="utf-8")
+
+
+class _LabelledLoader:
+    """Wraps a module's loader so that executing its body runs under ``<import>NAME``."""
+
+    def __init__(self, loader: Any, collector: GuardCollector, name: str) -> None:
+        self._loader = loader
+        self._collector = collector
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._loader, attr)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        previous = self._collector._switch(IMPORT + self._name)
+        try:
+            self._loader.exec_module(module)
+        finally:
+            self._collector._switch(previous)
+
+
+class _ImportLabeler:
+    """A meta-path finder that only labels: it asks the other finders, then wraps the loader
+    of modules whose file is inside the repository (test modules excepted)."""
+
+    def __init__(self, collector: GuardCollector) -> None:
+        self.collector = collector
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None:
+                continue
+            origin = spec.origin or ""
+            loader = spec.loader
+            if (origin.endswith(".py") and loader is not None
+                    and hasattr(loader, "exec_module") and self._ours(origin)):  # fmt: skip
+                spec.loader = _LabelledLoader(loader, self.collector, name)
+            return spec
+        return None
+
+    def _ours(self, origin: str) -> bool:
+        try:
+            rel = Path(origin).resolve().relative_to(self.collector.root)
+        except (ValueError, OSError):
+            return False
+        name = rel.name
+        return not (name.startswith("test_") or name.endswith("_test.py")
+                    or name == "conftest.py")  # fmt: skip
 
 
 def pytest_addoption(parser: Any) -> None:
