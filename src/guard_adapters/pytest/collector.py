@@ -214,7 +214,7 @@ class _ImportLabeler:
             loader = spec.loader
             if (origin.endswith(".py") and loader is not None
                     and hasattr(loader, "exec_module") and self._ours(origin)):  # fmt: skip
-                spec.loader = _LabelledLoader(loader, self.collector, name)
+                spec.loader = _LabelledLoader(loader, self.collector, name)  # type: ignore[assignment]
             return spec
         return None
 
