@@ -39,3 +39,39 @@ def sdist_repo(spec: str) -> Path:
     git(target, "add", "-A")
     git(target, "commit", "-qm", "sdist")
     return target
+
+
+def target_venv(repo: Path, extra: tuple[str, ...] = ("pytest<9", "coverage")) -> Path:
+    """A virtualenv with the target installed (editable) and its test tools."""
+    venv = repo.parent / f"{repo.name}-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(repo), *extra],
+                       check=True)  # fmt: skip
+    return python
+
+
+def covered_edits(repo: Path, ids: list[str], count: int) -> list[tuple[str, str, str]]:
+    """Up to ``count`` (path, old text, new text) edits, one per function in ``ids``: the
+    function returns None before its last statement (a behaviour change)."""
+    import ast
+
+    edits = []
+    for fid in ids:
+        path, _, qual = fid.partition("::")
+        if "<" in qual or "." in qual:
+            continue
+        source = (repo / path).read_text(encoding="utf-8")
+        node = next((n for n in ast.parse(source).body
+                     if isinstance(n, ast.FunctionDef) and n.name == qual), None)  # fmt: skip
+        if node is None or len(node.body) < 2:
+            continue
+        lines = source.splitlines(keepends=True)
+        last = node.body[-1]
+        old = lines[last.lineno - 1]
+        new = " " * last.col_offset + "return None\n" + old
+        edits.append((path, old, new))
+        if len(edits) == count:
+            break
+    return edits

@@ -1,0 +1,80 @@
+"""`guard check` latency on Flask 3.1.2 over 20 different edits: the whole CLI process and the
+in-process API after warm-up, with `pytest --testmon` selection on the same edits beside it.
+
+Run: python benchmarks/bench_check.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _targets import covered_edits, git, sdist_repo, target_venv  # noqa: E402
+
+from guard_core.api import Guard  # noqa: E402
+
+SPEC = "flask==3.1.2"
+
+
+def apply(repo: Path, edit: tuple[str, str, str]) -> None:
+    path, old, new = edit
+    text = (repo / path).read_text(encoding="utf-8")
+    (repo / path).write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def main() -> None:
+    repo = sdist_repo(SPEC)
+    python = target_venv(repo, ("pytest<9", "coverage", "pytest-testmon"))
+    guard_bin = str(Path(sys.executable).parent / "guard")
+    subprocess.run([guard_bin, "ingest-coverage", str(repo), "--python", str(python)],
+                   check=True, capture_output=True)  # fmt: skip
+    with Guard.open(repo) as g:
+        functions = [r[0] for r in g.store._read(
+            "MATCH (f:Function)-[:COVERED_BY]->(:Test) WHERE f.file STARTS WITH 'src/' "
+            "RETURN DISTINCT f.id ORDER BY f.id")]  # fmt: skip
+    edits = covered_edits(repo, functions[::3], 20)
+    # testmon's own database, built on the clean tree
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+    subprocess.run([str(python), "-m", "pytest", "--testmon", "-q", "-p", "no:cacheprovider"],
+                   cwd=repo, capture_output=True, env=env)  # fmt: skip
+    cli, api, testmon, sizes = [], [], [], []
+    with Guard.open(repo) as g:
+        g.check()  # warm-up: connection, plugin manager, imports
+        for edit in edits:
+            apply(repo, edit)
+            t0 = time.perf_counter()
+            subprocess.run([guard_bin, "check", "--repo", str(repo), "--json"], check=True,
+                           capture_output=True)  # fmt: skip
+            cli.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            decision = g.check()
+            api.append((time.perf_counter() - t0) * 1000)
+            sizes.append(len(decision.tests))
+            t0 = time.perf_counter()
+            subprocess.run([str(python), "-m", "pytest", "--testmon", "--collect-only", "-q",
+                            "-p", "no:cacheprovider"], cwd=repo, capture_output=True, env=env)
+            testmon.append((time.perf_counter() - t0) * 1000)
+            git(repo, "checkout", "-q", "--", ".")
+    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+
+    def fmt(xs: list[float]) -> str:
+        return f"p50 {statistics.median(xs):7.1f} ms   max {max(xs):7.1f} ms"
+
+    print(f"target: {SPEC}, {len(edits)} edits (a covered function returns early)")
+    print(f"guard check, CLI process    {fmt(cli)}   (target p50 <= 350 ms)")
+    print(f"guard check, in-process API {fmt(api)}   (target p50 <= 30 ms)")
+    print(f"pytest --testmon selection  {fmt(testmon)}   (collect-only, same edits)")
+    print(f"ratio CLI / testmon p50: {statistics.median(cli) / statistics.median(testmon):.2f}")
+    print(f"tests selected per edit: median {statistics.median(sizes):.0f}, max {max(sizes)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""Evidence-collection overhead, side by side in one run: a plain `pytest` of the suite, the
+same suite under Guard's collector (`guard ingest-coverage`), and under `pytest --testmon`.
+
+Run: python benchmarks/bench_ingest.py [pkg==version ...]   (default: flask==3.1.2)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _targets import sdist_repo, target_venv  # noqa: E402
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, capture_output=True, env=env, check=False)
+    return time.perf_counter() - t0
+
+
+def bench(spec: str) -> None:
+    repo = sdist_repo(spec)
+    python = str(target_venv(repo, ("pytest<9", "coverage", "pytest-testmon")))
+    guard_bin = str(Path(sys.executable).parent / "guard")
+    plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    timed(plain, repo)  # warm the file cache
+    subprocess.run([guard_bin, "ingest-static", str(repo), "--include-tests"], check=True,
+                   capture_output=True)  # fmt: skip
+    rows = []
+    for _ in range(2):
+        base = timed(plain, repo)
+        guard = timed([guard_bin, "ingest-coverage", str(repo), "--python", python], repo)
+        shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+        testmon = timed([*plain, "--testmon"], repo)
+        rows.append((base, guard, testmon))
+    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+    base, guard, testmon = (min(col) for col in zip(*rows, strict=True))
+    print(f"{spec}: plain pytest {base:.1f} s | guard ingest-coverage {guard:.1f} s "
+          f"({guard / base:.2f}x) | pytest --testmon {testmon:.1f} s ({testmon / base:.2f}x)"
+          f"   (best of 2; target <= 1.3x)")
+
+
+if __name__ == "__main__":
+    for target in sys.argv[1:] or ["flask==3.1.2"]:
+        bench(target)
