@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import covered_edits, git, sdist_repo, target_venv  # noqa: E402
+from _targets import covered_edits, git, sdist_repo, target_venv
 
-from guard_core.api import Guard  # noqa: E402
+from guard_core.api import Guard
 
 SPEC = "flask==3.1.2"
 
@@ -33,6 +33,14 @@ def main() -> None:
     repo = sdist_repo(SPEC)
     python = target_venv(repo, ("pytest<9", "coverage", "pytest-testmon"))
     guard_bin = str(Path(sys.executable).parent / "guard")
+    # byte-compile Guard as an installed copy would be (this machine sets DONTWRITEBYTECODE)
+    import compileall
+
+    import guard_adapters
+    import guard_core
+
+    for package in (guard_core, guard_adapters):
+        compileall.compile_dir(str(Path(package.__file__).parent), quiet=1)
     subprocess.run([guard_bin, "ingest-coverage", str(repo), "--python", str(python)],
                    check=True, capture_output=True)  # fmt: skip
     with Guard.open(repo) as g:
@@ -43,7 +51,7 @@ def main() -> None:
     # testmon's own database, built on the clean tree
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     shutil.rmtree(repo / ".testmondata", ignore_errors=True)
-    subprocess.run([str(python), "-m", "pytest", "--testmon", "-q", "-p", "no:cacheprovider"],
+    subprocess.run([str(python), "-m", "pytest", "--testmon", "-q"],
                    cwd=repo, capture_output=True, env=env)  # fmt: skip
     cli, api, testmon, sizes = [], [], [], []
     with Guard.open(repo) as g:
@@ -59,8 +67,12 @@ def main() -> None:
             api.append((time.perf_counter() - t0) * 1000)
             sizes.append(len(decision.tests))
             t0 = time.perf_counter()
-            subprocess.run([str(python), "-m", "pytest", "--testmon", "--collect-only", "-q",
-                            "-p", "no:cacheprovider"], cwd=repo, capture_output=True, env=env)
+            subprocess.run(
+                [str(python), "-m", "pytest", "--testmon", "--collect-only", "-q"],
+                cwd=repo,
+                capture_output=True,
+                env=env,
+            )  # needs the cache plugin
             testmon.append((time.perf_counter() - t0) * 1000)
             git(repo, "checkout", "-q", "--", ".")
     shutil.rmtree(repo / ".testmondata", ignore_errors=True)

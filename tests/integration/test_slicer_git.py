@@ -56,6 +56,18 @@ def test_staged_unstaged_and_untracked_are_all_seen(repo: Path) -> None:
     assert problems == ()
 
 
+def test_a_reused_slicer_gives_the_same_answer(repo: Path) -> None:
+    """The base side is cached by blob: a second slice must not differ from the first."""
+    slicer = GitSlicer()
+    (repo / "pkg/mod.py").write_text(SRC.replace("x + 1", "x + 2"))
+    first = slicer.slice(repo)
+    (repo / "pkg/mod.py").write_text(SRC.replace("* 2", "* 3"))
+    second = slicer.slice(repo)
+    assert [r.id for r in first.regions] == ["pkg/mod.py::f"]
+    assert [(r.id, r.kind) for r in second.regions] == [("pkg/mod.py::g", ChangeKind.MODIFIED)]
+    assert second == GitSlicer().slice(repo)
+
+
 def test_deleted_file_maps_through_the_old_side(repo: Path) -> None:
     (repo / "pkg/mod.py").unlink()
     files, regions, _ = sliced(repo)

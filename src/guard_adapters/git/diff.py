@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import attrs
@@ -18,12 +19,16 @@ class DiffEntry:
     status: str  # A, M, D, R, T (type change), U (unmerged), X (unknown)
     path: str
     old_path: str | None = None
+    old_blob: str | None = None  # the base side's blob id, when there is one
+
+
+_NULL_BLOB = re.compile(r"^0+$")
 
 
 def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     """Tracked changes (staged and unstaged) against ``base``, plus untracked files."""
-    raw = git(repo, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv",
-              base, "--", binary=True)  # fmt: skip
+    raw = git(repo, "diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff",
+              "--no-textconv", base, "--", binary=True)  # fmt: skip
     assert isinstance(raw, bytes)
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
     if fields and fields[-1] == "":
@@ -31,20 +36,21 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     out: list[DiffEntry] = []
     i = 0
     while i < len(fields):
-        status = fields[i]
-        if not status:
-            raise RepositoryError(f"unexpected git diff output near field {i}")
-        code = status[0]
+        meta = fields[i].split()
+        if len(meta) != 5 or not meta[0].startswith(":"):
+            raise RepositoryError(f"unexpected git diff output: {fields[i][:80]!r}")
+        old_blob = None if _NULL_BLOB.match(meta[2]) else meta[2]
+        code = meta[4][0]
         if code in "RC":
             if i + 2 >= len(fields):
                 raise RepositoryError("truncated rename entry in git diff output")
             old, new = fields[i + 1], fields[i + 2]
-            out.append(DiffEntry("R" if code == "R" else "A", new, old if code == "R" else None))
+            out.append(DiffEntry("R", new, old, old_blob) if code == "R" else DiffEntry("A", new))
             i += 3
         else:
             if i + 1 >= len(fields):
                 raise RepositoryError("truncated entry in git diff output")
-            out.append(DiffEntry(code, fields[i + 1]))
+            out.append(DiffEntry(code, fields[i + 1], None, old_blob))
             i += 2
     raw = git(repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True)
     assert isinstance(raw, bytes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -20,7 +21,9 @@ _PROBE = (
 )
 
 
+@functools.lru_cache(maxsize=16)
 def _site_info(python: str | None) -> tuple[str, list[str]]:
+    """Version and site-packages folders of an interpreter (asked once per process)."""
     if not python or os.path.realpath(python) == os.path.realpath(sys.executable):
         import site
         import sysconfig

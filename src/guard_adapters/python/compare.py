@@ -95,6 +95,13 @@ def _change(
 ) -> ChangedRegion | None:  # fmt: skip
     ref = new or old
     assert ref is not None
+    if (
+        old is not None
+        and new is not None
+        and old.text == new.text
+        and ref.kind is not RegionKind.MODULE
+    ):
+        return None  # the same source: no need to normalise it
     if ref.kind is RegionKind.FUNCTION:
         return _function_change(old, new, module, rid, file, kind)
     return _body_change(old, new, module, rid, file, kind)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 from collections.abc import Iterable, Iterator
 
 import attrs
@@ -59,9 +60,14 @@ class Statement:
     imports: tuple[str, ...] = ()  # modules an import statement loads
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Region:
-    """One function, class body or module body."""
+    """One function, class body or module body.
+
+    The normalised forms (``header``, ``doc``, ``body``, ``statements``) are computed on first
+    use: mapping coverage lines needs only the spans, and comparing two versions needs them
+    only for regions whose text differs.
+    """
 
     id: str
     qualname: str
@@ -70,13 +76,42 @@ class Region:
     start: int  # first line, decorators included
     end: int
     def_line: int  # the ``def``/``class`` line (1 for a module)
-    header: str = ""  # decorators, signature, bases: what runs when the definition runs
-    doc: str | None = None
-    body: str = ""  # what runs when the function is called
     decorators: tuple[str, ...] = ()
-    dynamic_dispatch: bool = False
-    statements: tuple[Statement, ...] = ()  # class and module bodies only
     parent: str | None = None  # id of the enclosing region
+    text: str = ""  # the region's source lines, verbatim
+    node: ast.AST | None = attrs.field(default=None, eq=False, repr=False)
+
+    @functools.cached_property
+    def header(self) -> str:
+        """Decorators, signature, bases: what runs when the definition runs."""
+        return header_dump(self.node) if isinstance(self.node, DefNode) else ""
+
+    @functools.cached_property
+    def doc(self) -> str | None:
+        body = getattr(self.node, "body", None)
+        return _docstring(body) if isinstance(body, list) else None
+
+    @functools.cached_property
+    def body(self) -> str:
+        """What runs when the function is called (functions only)."""
+        if not isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return ""
+        stmts = self.node.body[1:] if _docstring(self.node.body) is not None else self.node.body
+        return "\n".join(dump_statements(stmts, keep_header=True))
+
+    @functools.cached_property
+    def statements(self) -> tuple[Statement, ...]:
+        """Top-level statements (class and module bodies only)."""
+        if not isinstance(self.node, ast.ClassDef | ast.Module):
+            return ()
+        dumps = dump_statements(self.node.body, keep_header=False)
+        return tuple(statement_info(s, d) for s, d in zip(self.node.body, dumps, strict=True))
+
+    @functools.cached_property
+    def dynamic_dispatch(self) -> bool:
+        return isinstance(
+            self.node, ast.FunctionDef | ast.AsyncFunctionDef
+        ) and has_dynamic_dispatch(self.node)
 
 
 @attrs.frozen
@@ -263,8 +298,9 @@ def _body_start(node: FunctionNode) -> int:
 
 
 class _Collector:
-    def __init__(self, path: str, lines: int) -> None:
+    def __init__(self, path: str, lines: int, source_lines: list[str]) -> None:
         self.path = path
+        self.lines = source_lines
         self.regions: dict[str, Region] = {}
         self.owners: list[str] = [node_id(path, MODULE_SCOPE)] * lines
         self.seen: dict[str, int] = {}
@@ -309,13 +345,9 @@ class _Collector:
         body_start = _body_start(node)
         self.regions[rid] = Region(
             id=rid, qualname=qualname, name=node.name, kind=RegionKind.FUNCTION,
-            start=start, end=end, def_line=node.lineno, header=header_dump(node),
-            doc=_docstring(node.body),
-            body="\n".join(dump_statements(
-                node.body[1:] if _docstring(node.body) is not None else node.body,
-                keep_header=True)),
-            decorators=tuple(_last_name(d) for d in node.decorator_list),
-            dynamic_dispatch=has_dynamic_dispatch(node), parent=parent,
+            start=start, end=end, def_line=node.lineno,
+            decorators=tuple(_last_name(d) for d in node.decorator_list), parent=parent,
+            text="".join(self.lines[start - 1 : end]), node=node,
         )  # fmt: skip
         self.paint(body_start, end, rid)
         self.walk(node.body, f"{qualname}.<locals>.", rid, in_function=True)
@@ -324,14 +356,11 @@ class _Collector:
         qualname = self.unique(prefix + node.name, node)
         rid = node_id(self.path, f"{qualname}.{CLASS_BODY}")
         start, end = _span(node)
-        dumps = dump_statements(node.body, keep_header=False)
         self.regions[rid] = Region(
             id=rid, qualname=f"{qualname}.{CLASS_BODY}", name=node.name,
             kind=RegionKind.CLASS_BODY, start=start, end=end, def_line=node.lineno,
-            header=header_dump(node), doc=_docstring(node.body),
-            decorators=tuple(_last_name(d) for d in node.decorator_list),
-            statements=tuple(statement_info(s, d) for s, d in zip(node.body, dumps, strict=True)),
-            parent=parent,
+            decorators=tuple(_last_name(d) for d in node.decorator_list), parent=parent,
+            text="".join(self.lines[start - 1 : end]), node=node,
         )  # fmt: skip
         self.paint(start, end, rid)
         self.walk(node.body, f"{qualname}.", rid, in_function=False)
@@ -340,14 +369,13 @@ class _Collector:
 def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> ModuleRegions:
     """Regions of ``source`` (raises ``SyntaxError``/``ValueError`` on unparsable code)."""
     tree = tree if tree is not None else ast.parse(source, filename=path)
+    source_lines = source.splitlines(keepends=True)
     lines = source.count("\n") + 1
-    collector = _Collector(path, lines)
+    collector = _Collector(path, lines, source_lines)
     module_id = node_id(path, MODULE_SCOPE)
-    dumps = dump_statements(tree.body, keep_header=False)
     collector.regions[module_id] = Region(
         id=module_id, qualname=MODULE_SCOPE, name=MODULE_SCOPE, kind=RegionKind.MODULE,
-        start=1, end=lines, def_line=1, doc=_docstring(tree.body),
-        statements=tuple(statement_info(s, d) for s, d in zip(tree.body, dumps, strict=True)),
+        start=1, end=lines, def_line=1, text=source, node=tree,
     )  # fmt: skip
     collector.walk(tree.body, "", module_id, in_function=False)
     return ModuleRegions(path=path, regions=collector.regions, owners=tuple(collector.owners))

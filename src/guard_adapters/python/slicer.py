@@ -9,6 +9,7 @@ in the change set, which the decision turns into run-all.
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
 from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
@@ -29,6 +30,8 @@ ENVIRONMENT_NAMES = frozenset(
     }
 )  # fmt: skip
 COMPILED_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".pyx", ".pxd", ".rs", ".so", ".pyd"})
+
+_BASE_CACHE = 256  # parsed base-side files kept per slicer
 
 _KINDS = {"A": FileKind.ADDED, "D": FileKind.DELETED, "R": FileKind.RENAMED}
 
@@ -70,10 +73,31 @@ def parse_regions(path: str, data: bytes) -> ModuleRegions:
 
 
 class GitSlicer:
-    """Slices the working tree of a git repository (staged, unstaged and untracked changes)."""
+    """Slices the working tree of a git repository (staged, unstaged and untracked changes).
+
+    The base side of a file is parsed once per blob and kept: an agent checks the same base
+    again and again while only the working tree moves.
+    """
 
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings
+        self._base_regions: OrderedDict[tuple[str, str], ModuleRegions] = OrderedDict()
+
+    def _old_side(
+        self, root: Path, base: str, entry: DiffEntry
+    ) -> tuple[bytes | None, ModuleRegions | None]:
+        path = entry.old_path or entry.path
+        key = (path, entry.old_blob or "")
+        if entry.old_blob and key in self._base_regions:
+            self._base_regions.move_to_end(key)
+            return None, self._base_regions[key]
+        return read_at(root, base, path), None
+
+    def _remember(self, entry: DiffEntry, regions: ModuleRegions) -> None:
+        if entry.old_blob:
+            self._base_regions[(entry.old_path or entry.path, entry.old_blob)] = regions
+            while len(self._base_regions) > _BASE_CACHE:
+                self._base_regions.popitem(last=False)
 
     def slice(self, repo: Path, base: str | None = None) -> ChangeSet:
         root = repo_root(repo)
@@ -106,11 +130,12 @@ class GitSlicer:
             old_role = file_role(entry.old_path, layout)
             role = old_role if old_role is not FileRole.SOURCE else role
         new_data = old_data = None
+        cached: ModuleRegions | None = None
         try:
             if kind is not FileKind.DELETED:
                 new_data = (root / entry.path).read_bytes()
             if kind is not FileKind.ADDED:
-                old_data = read_at(root, base, entry.old_path or entry.path)
+                old_data, cached = self._old_side(root, base, entry)
         except (OSError, RepositoryError) as exc:
             changed = ChangedFile(entry.path, kind, role, entry.old_path)
             return changed, [], f"cannot read {entry.path}: {exc}"
@@ -121,11 +146,10 @@ class GitSlicer:
         if role is not FileRole.SOURCE:
             return changed, [], None
         try:
-            old = (
-                parse_regions(entry.old_path or entry.path, old_data)
-                if old_data is not None
-                else None
-            )
+            old = cached
+            if old is None and old_data is not None:
+                old = parse_regions(entry.old_path or entry.path, old_data)
+                self._remember(entry, old)
             new = parse_regions(entry.path, new_data) if new_data is not None else None
         except ValueError as exc:
             return changed, [], str(exc)
