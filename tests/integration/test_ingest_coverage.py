@@ -59,6 +59,25 @@ def test_edges_fixtures_imports_and_data_files(sample: Path, store: FalkorGraphS
     assert info.coverage_complete and info.coverage_sha
 
 
+def test_xdist_workers_give_the_same_edges(
+    sample: Path, store: FalkorGraphStore, falkordb_url: str, tmp_path: Path
+) -> None:
+    pytest.importorskip("xdist")
+    ingest_coverage(sample, store)
+    (tmp_path / "counter").unlink()  # the flaky test passes again
+    query = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id"
+    serial = sorted(store._read(query))
+    parallel = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:8]}")
+    parallel.ensure_schema()
+    try:
+        report = ingest_coverage(sample, parallel, pytest_args=["-n", "2"])
+        assert report.tests == len(TESTS)
+        assert sorted(parallel._read(query)) == serial
+    finally:
+        parallel.clear()
+        parallel.close()
+
+
 def test_flaky_test_is_detected_and_its_unstable_edges_dropped(
     sample: Path, store: FalkorGraphStore
 ) -> None:

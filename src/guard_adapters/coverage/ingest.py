@@ -80,15 +80,21 @@ def run_collector(
             f"cannot start pytest with {python}: {exc}",
             hint="pass --python with the interpreter that runs the tests",
         ) from exc
-    result = out / "tests.json"
-    if proc.returncode not in (0, 1) or not result.exists():
+    results = sorted(out.glob("tests-*.json"))
+    if proc.returncode not in (0, 1) or not results:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         raise IngestError(
             f"pytest exited with code {proc.returncode} before the run completed; "
             f"the previous evidence is kept.\n{tail}",
             hint="fix the collection error above, or pass the test arguments with --pytest-args",
         )
-    payload: dict[str, Any] = json.loads(result.read_text(encoding="utf-8"))
+    payload: dict[str, Any] = {"tests": {}, "opened": {}, "preloaded": []}
+    for result in results:  # the main process and every pytest-xdist worker
+        part = json.loads(result.read_text(encoding="utf-8"))
+        payload["tests"].update(part.get("tests", {}))
+        for ctx, paths in part.get("opened", {}).items():
+            payload["opened"].setdefault(ctx, []).extend(paths)
+        payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
     return payload
 
 
@@ -103,22 +109,23 @@ def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> M
 
 def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence:
     """Executed ids per context from coverage data, then charged to tests."""
-    data = CoverageData(basename=str(out / "coverage.db"))
-    data.read()
     by_context: dict[str, set[str]] = defaultdict(set)
     cache: dict[str, ModuleRegions | None] = {}
-    for measured in data.measured_files():
-        try:
-            rel = Path(measured).resolve().relative_to(root).as_posix()
-        except ValueError:
-            continue
-        regions = _regions(root, rel, cache)
-        if regions is None:
-            continue
-        for line, contexts in data.contexts_by_lineno(measured).items():
-            owner = regions.owner(line)
-            for ctx in contexts:
-                by_context[ctx].add(owner)
+    for db in sorted(out.glob("coverage-*.db")):
+        data = CoverageData(basename=str(db))
+        data.read()
+        for measured in data.measured_files():
+            try:
+                rel = Path(measured).resolve().relative_to(root).as_posix()
+            except ValueError:
+                continue
+            regions = _regions(root, rel, cache)
+            if regions is None:
+                continue
+            for line, contexts in data.contexts_by_lineno(measured).items():
+                owner = regions.owner(line)
+                for ctx in contexts:
+                    by_context[ctx].add(owner)
     for path in payload.get("preloaded", ()):
         regions = _regions(root, path, cache)
         if regions is not None:

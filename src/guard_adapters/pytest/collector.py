@@ -14,7 +14,8 @@ has those. Coverage contexts label every line with the code that ran it:
 - the test's node id: its own setup, call and teardown.
 
 Files inside the repository that a context opens (templates, JSON, ...) are recorded through an
-audit hook. Results go to ``$GUARD_COLLECT_OUT``: ``coverage.db`` and ``tests.json``.
+audit hook. Results go to ``$GUARD_COLLECT_OUT``: ``coverage-W.db`` and ``tests-W.json`` for
+each process W (``main``, or the pytest-xdist worker id).
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ class GuardCollector:
         self.context = SESSION
         self.tests: dict[str, dict[str, Any]] = {}
         self.opened: dict[str, set[str]] = defaultdict(set)
+        # one data file per process: pytest-xdist runs the plugin in every worker
+        self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.cov = coverage.Coverage(
-            data_file=str(out / "coverage.db"),
+            data_file=str(out / f"coverage-{self.worker}.db"),
             source=[str(root)],
             omit=[str(root / ".guard" / "*"), str(root / ".venv" / "*"), "*/site-packages/*"],
             config_file=False,
@@ -171,7 +174,7 @@ class GuardCollector:
             "preloaded": self.preloaded,
             "finished": time.time(),
         }
-        (self.out / "tests.json").write_text(json.dumps(payload), encoding="utf-8")
+        (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
 
 
 class _LabelledLoader:
