@@ -25,16 +25,12 @@ SPEC = sys.argv[1] if len(sys.argv) > 1 else "networkx==3.4.2"
 
 
 def edit(path: Path) -> None:
-    """Wrap the first indented one-line return value in parentheses (a real code change)."""
+    """Insert a ``pass`` before the first indented ``return`` (a real, always valid change)."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for i, line in enumerate(lines):
-        text = line.rstrip("\n")
-        if (
-            text.startswith("    ")
-            and text.lstrip().startswith("return ")
-            and not text.endswith(("\\", ",", "(", "[", "{"))
-        ):
-            lines[i] = text.replace("return ", "return (", 1) + ")\n"
+        if line.startswith("    ") and line.lstrip().startswith("return "):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.insert(i, f"{indent}pass\n")
             break
     path.write_text("".join(lines), encoding="utf-8")
 

@@ -19,8 +19,9 @@ class Check:
 
 
 def run_checks(repo: Path) -> Iterator[Check]:
+    from guard_adapters.falkordb.plugin import graph_name
     from guard_adapters.git.repo import head_sha, repo_root
-    from guard_adapters.workspace import Workspace
+    from guard_adapters.workspace import open_guard
 
     try:
         root = repo_root(Path(repo).resolve())
@@ -35,7 +36,7 @@ def run_checks(repo: Path) -> Iterator[Check]:
         yield Check("commits", False, exc.message, "commit once")
         return
     try:
-        ws = Workspace.open(root)
+        ws = open_guard(root)
     except GuardError as exc:
         yield Check("configuration", False, exc.message, exc.hint or "")
         return
@@ -52,7 +53,7 @@ def run_checks(repo: Path) -> Iterator[Check]:
         except GuardError as exc:
             yield Check("FalkorDB", False, f"{mode}: {exc.message}", exc.hint or "")
             return
-        yield Check("FalkorDB", True, f"{mode}, graph {ws.graph_name}")
+        yield Check("FalkorDB", True, f"{mode}, graph {graph_name(ws.settings)}")
         yield Check("schema version", True, "matches this Guard")
         yield Check(
             "static index",

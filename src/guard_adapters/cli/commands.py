@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from guard_adapters.cli.main import emit_json, guard, handle_errors
+from guard_adapters.cli.main import emit_json, guard, handle_errors, repo_option
 
 if TYPE_CHECKING:
-    from guard_core.api import Guard
     from guard_core.model import Decision
 
 repo_argument = click.argument(
@@ -50,15 +49,17 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
     import time
 
     from guard_adapters.libcst.ingest import ingest_static
-    from guard_adapters.workspace import Workspace
+    from guard_adapters.workspace import open_guard
 
     started = time.perf_counter()
-    with Workspace.open(repo) as ws:
+    with open_guard(repo) as ws:
         if reset:
             ws.store.clear()
             ws.store.ensure_schema()
         with progress_bar("indexing") as update:
-            report = ingest_static(ws.repo, ws.store, include_tests=include_tests, progress=update)
+            report = ingest_static(
+                ws.settings.repo, ws.store, include_tests=include_tests, progress=update
+            )
         stats = ws.store.stats()
     elapsed = time.perf_counter() - started
     if as_json:
@@ -84,14 +85,7 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
 
 
 @guard.command("changes")
-@click.option(
-    "--repo",
-    "repo",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The target repository.",
-)
+@repo_option
 @click.option("--base", default=None, help="Diff against this revision instead of HEAD.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @handle_errors
@@ -155,7 +149,7 @@ def ingest_coverage_cmd(
     import shlex
 
     from guard_adapters.coverage.ingest import ingest_coverage
-    from guard_adapters.workspace import Workspace
+    from guard_adapters.workspace import open_guard
     from guard_core.errors import ConfigError
 
     shard_pair = None
@@ -164,13 +158,13 @@ def ingest_coverage_cmd(
         if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
             raise ConfigError(f"--shard must look like K/N with 1 <= K <= N, got {shard!r}")
         shard_pair = (int(k), int(n))
-    with Workspace.open(repo) as ws:
+    with open_guard(repo) as ws:
         args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
         with progress_bar("pytest runs") as update:
             from guard_adapters.pytest.environment import fingerprint
 
             interpreter = python or ws.settings.python
-            report = ingest_coverage(ws.repo, ws.store, runs=runs, python=interpreter,
+            report = ingest_coverage(ws.settings.repo, ws.store, runs=runs, python=interpreter,
                                      pytest_args=args, shard=shard_pair, progress=update,
                                      environment=fingerprint(interpreter))  # fmt: skip
         stats = ws.store.stats()
@@ -190,15 +184,6 @@ def ingest_coverage_cmd(
         )
     if report.failed:
         click.secho(f"  {len(report.failed)} tests failed on this commit", fg="yellow")
-
-
-def _open_guard(repo: Path, **overrides: object) -> Guard:
-    from guard_adapters.workspace import load
-    from guard_core.api import Guard
-    from guard_core.plugins import Plugins
-
-    settings = load(repo, **{k: v for k, v in overrides.items() if v is not None})
-    return Guard(settings, Plugins.for_settings(settings))
 
 
 ablations = [
@@ -259,14 +244,7 @@ def print_decision(decision: Decision, limit: int = 15) -> None:
 
 
 @guard.command("check")
-@click.option(
-    "--repo",
-    "repo",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The target repository.",
-)
+@repo_option
 @click.option(
     "--base",
     default=None,
@@ -284,7 +262,9 @@ def check_cmd(
     seed_policy: bool,
 ) -> None:
     """Which tests the working-tree diff needs, and why (runs nothing)."""
-    with _open_guard(repo, **_ablation_settings(no_confidence, no_widening, seed_policy)) as g:
+    from guard_adapters.workspace import open_guard
+
+    with open_guard(repo, **_ablation_settings(no_confidence, no_widening, seed_policy)) as g:
         decision = g.check(base)
     if as_json:
         emit_json(decision.to_json())
@@ -293,14 +273,7 @@ def check_cmd(
 
 
 @guard.command("run")
-@click.option(
-    "--repo",
-    "repo",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The target repository.",
-)
+@repo_option
 @click.option("--base", default=None, help="Diff against this revision.")
 @click.option(
     "--min-trust",
@@ -323,8 +296,10 @@ def run_cmd(
     """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
     import sys
 
+    from guard_adapters.workspace import open_guard
+
     overrides = _ablation_settings(no_confidence, no_widening, seed_policy)
-    with _open_guard(repo, python=python, **overrides) as g:
+    with open_guard(repo, python=python, **overrides) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)
     if report.result is None:
@@ -344,12 +319,14 @@ def run_cmd(
 
 @guard.command("covering-tests")
 @click.argument("function_id")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@repo_option
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
 def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
     """Tests that executed FUNCTION_ID, most confident first."""
-    with _open_guard(repo) as g:
+    from guard_adapters.workspace import open_guard
+
+    with open_guard(repo) as g:
         edges = g.covering_tests(function_id)
     if as_json:
         emit_json([{"test": e.test, "confidence": e.confidence, "source": e.source,
@@ -364,7 +341,7 @@ def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
 
 @guard.command("callers")
 @click.argument("function_id")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@repo_option
 @click.option("--hops", default=2, show_default=True, type=click.IntRange(1, 10))
 @click.option("--min-confidence", default=0.0, show_default=True, type=click.FloatRange(0, 1))
 @click.option("--json", "as_json", is_flag=True)
@@ -373,7 +350,9 @@ def callers_cmd(
     function_id: str, repo: Path, hops: int, min_confidence: float, as_json: bool
 ) -> None:
     """Functions that reach FUNCTION_ID through static calls."""
-    with _open_guard(repo) as g:
+    from guard_adapters.workspace import open_guard
+
+    with open_guard(repo) as g:
         callers = g.callers(function_id, hops, min_confidence)
     if as_json:
         emit_json(
@@ -387,14 +366,15 @@ def callers_cmd(
 
 
 @guard.command("feedback")
-@click.option("--repo", "repo", type=click.Path(file_okay=False, path_type=Path), default=".")
+@repo_option
 @click.option("--function", "function_id", required=True, help="The changed function.")
 @click.option("--test", "test_id", required=True, help="The test that failed unselected.")
 @handle_errors
 def feedback_cmd(repo: Path, function_id: str, test_id: str) -> None:
     """Repair the graph after a missed failure: TEST will run whenever FUNCTION changes."""
     from guard_adapters.git.repo import head_sha
+    from guard_adapters.workspace import open_guard
 
-    with _open_guard(repo) as g:
+    with open_guard(repo) as g:
         g.feedback(function_id, test_id, head_sha(g.settings.repo))
     click.echo(f"recorded: {test_id} now covers {function_id} (miss_repair, confidence 1.0)")

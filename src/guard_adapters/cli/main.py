@@ -77,16 +77,17 @@ def guard(log_format: str, verbose: int) -> None:
 @handle_errors
 def stats(repo: Path, as_json: bool) -> None:
     """Node and edge counts of the repository's graph."""
-    from guard_adapters.workspace import Workspace
+    from guard_adapters.falkordb.plugin import graph_name
+    from guard_adapters.workspace import open_guard
 
-    with Workspace.open(repo) as ws:
+    with open_guard(repo) as ws:
         counts = ws.store.stats().as_dict()
         info = ws.store.ingest_info()
     if as_json:
         emit_json(
             {
                 "schema": "guard.stats/1",
-                "graph": ws.graph_name,
+                "graph": graph_name(ws.settings),
                 **counts,
                 "static_sha": info.static_sha,
                 "coverage_sha": info.coverage_sha,
@@ -96,7 +97,7 @@ def stats(repo: Path, as_json: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"graph {ws.graph_name}", show_header=True)
+    table = Table(title=f"graph {graph_name(ws.settings)}", show_header=True)
     table.add_column("kind")
     table.add_column("count", justify="right")
     for key, value in counts.items():
