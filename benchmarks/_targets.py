@@ -75,3 +75,9 @@ def covered_edits(repo: Path, ids: list[str], count: int) -> list[tuple[str, str
         if len(edits) == count:
             break
     return edits
+
+
+def drop_testmon(repo: Path) -> None:
+    """Forget pytest-testmon's database (a SQLite file and its journals)."""
+    for path in repo.glob(".testmondata*"):
+        path.unlink()

@@ -7,7 +7,6 @@ Run: python benchmarks/bench_check.py
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import covered_edits, git, sdist_repo, target_venv
+from _targets import covered_edits, drop_testmon, git, sdist_repo, target_venv
 
 from guard_core.api import Guard
 
@@ -50,7 +49,7 @@ def main() -> None:
     edits = covered_edits(repo, functions[::3], 20)
     # testmon's own database, built on the clean tree
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+    drop_testmon(repo)
     subprocess.run([str(python), "-m", "pytest", "--testmon", "-q"],
                    cwd=repo, capture_output=True, env=env)  # fmt: skip
     cli, api, testmon, sizes = [], [], [], []
@@ -75,7 +74,7 @@ def main() -> None:
             )  # needs the cache plugin
             testmon.append((time.perf_counter() - t0) * 1000)
             git(repo, "checkout", "-q", "--", ".")
-    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+    drop_testmon(repo)
 
     def fmt(xs: list[float]) -> str:
         return f"p50 {statistics.median(xs):7.1f} ms   max {max(xs):7.1f} ms"

@@ -7,7 +7,6 @@ Run: python benchmarks/bench_ingest.py [pkg==version ...]   (default: flask==3.1
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -15,14 +14,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import sdist_repo, target_venv
+from _targets import drop_testmon, sdist_repo, target_venv
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, capture_output=True, env=env, check=False)
-    return time.perf_counter() - t0
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, check=False)
+    elapsed = time.perf_counter() - t0
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    print(
+        f"  {Path(cmd[0]).name} {' '.join(cmd[1:4])}...: {elapsed:.1f} s  "
+        f"[{lines[-1] if lines else 'no output'}]"
+    )
+    return elapsed
 
 
 def bench(spec: str) -> None:
@@ -37,10 +42,10 @@ def bench(spec: str) -> None:
     for _ in range(2):
         base = timed(plain, repo)
         guard = timed([guard_bin, "ingest-coverage", str(repo), "--python", python], repo)
-        shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+        drop_testmon(repo)
         testmon = timed([python, "-m", "pytest", "-q", "--testmon"], repo)  # needs the cache
         rows.append((base, guard, testmon))
-    shutil.rmtree(repo / ".testmondata", ignore_errors=True)
+    drop_testmon(repo)
     base, guard, testmon = (min(col) for col in zip(*rows, strict=True))
     print(
         f"{spec}: plain pytest {base:.1f} s | guard ingest-coverage {guard:.1f} s "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import uuid
 from pathlib import Path
 
@@ -125,3 +127,50 @@ def test_failed_collection_keeps_previous_evidence(sample: Path, store: FalkorGr
     after = store.stats()
     assert (after.covered_by, after.tests) == (before.covered_by, before.tests)
     assert store.ingest_info().coverage_complete
+
+
+def _python_312() -> str | None:
+    import glob
+    import shutil
+
+    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
+    candidates += [shutil.which(f"python3.{minor}") or "" for minor in (12, 13, 14)]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"],
+                               capture_output=True)  # fmt: skip
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    base = _python_312()
+    if base is None:
+        pytest.skip("no Python >= 3.12 on this machine")
+    venv = tmp_path_factory.mktemp("py312") / "venv"
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "pytest<9",
+                          "coverage"], capture_output=True, text=True)  # fmt: skip
+    if pip.returncode != 0:
+        pytest.skip(f"cannot install pytest for {base}: {pip.stderr[-200:]}")
+    return str(venv / "bin/python")
+
+
+def test_monitoring_collector_matches_line_coverage(
+    sample: Path, store: FalkorGraphStore, falkordb_url: str, monitoring_python: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """On Python >= 3.12 the sys.monitoring collector gives the same edges as coverage.py."""
+    ingest_coverage(sample, store)
+    query = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id"
+    by_coverage = sorted(store._read(query))
+    other = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:8]}")
+    other.ensure_schema()
+    try:
+        (tmp_path / "counter").unlink()
+        ingest_coverage(sample, other, python=monitoring_python)
+        assert sorted(other._read(query)) == by_coverage
+    finally:
+        other.clear()
+        other.close()

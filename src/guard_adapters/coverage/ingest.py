@@ -95,6 +95,8 @@ def run_collector(
         for ctx, paths in part.get("opened", {}).items():
             payload["opened"].setdefault(ctx, []).extend(paths)
         payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
+        for ctx, entries in part.get("entered", {}).items():
+            payload.setdefault("entered", {}).setdefault(ctx, []).extend(entries)
     return payload
 
 
@@ -115,6 +117,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         data = CoverageData(basename=str(db))
         data.read()
         for measured in data.measured_files():
+            if not measured.endswith(".py"):
+                continue  # e.g. compiled templates: they are data-file evidence instead
             try:
                 rel = Path(measured).resolve().relative_to(root).as_posix()
             except ValueError:
@@ -126,6 +130,11 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 owner = regions.owner(line)
                 for ctx in contexts:
                     by_context[ctx].add(owner)
+    for ctx, entries in payload.get("entered", {}).items():  # the sys.monitoring collector
+        for path, first_line, name in entries:
+            regions = _regions(root, path, cache)
+            if regions is not None:
+                by_context[ctx].add(regions.entered(first_line, name))
     for path in payload.get("preloaded", ()):
         regions = _regions(root, path, cache)
         if regions is not None:

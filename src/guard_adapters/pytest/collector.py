@@ -28,7 +28,6 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import coverage
 import pytest
 
 from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
@@ -36,6 +35,50 @@ from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
 
 def _fixture_label(fixturedef: Any) -> str:
     return f"{FIXTURE}{fixturedef.baseid}::{fixturedef.argname}"
+
+
+_SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
+
+
+class _MonitoringTracer:
+    """Python >= 3.12: records each code object entered, once per context, with
+    ``sys.monitoring`` (an event is disabled after it fires and re-armed at every context
+    switch). Function granularity is all Guard maps to, at a fraction of line tracing's cost;
+    coverage.py's own ``sysmon`` core cannot label contexts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root) + os.sep
+        self.context = SESSION
+        self.seen: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
+        self.mon = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
+        self.tool = next(t for t in range(5, 0, -1) if self.mon.get_tool(t) is None)
+        self.mon.use_tool_id(self.tool, "guard")
+        self.mon.register_callback(self.tool, self.mon.events.PY_START, self._entered)
+        self.mon.set_events(self.tool, self.mon.events.PY_START)
+
+    def _entered(self, code: Any, offset: int) -> Any:
+        name = code.co_filename
+        if name.startswith(self.root) and name.endswith(".py"):
+            rel = name[len(self.root) :]
+            if not _SKIP_PARTS.intersection(rel.split(os.sep)):
+                self.seen[self.context].add((rel, code.co_firstlineno, code.co_name))
+        return self.mon.DISABLE
+
+    def switch(self, label: str) -> None:
+        self.context = label
+        self.mon.restart_events()
+
+    def stop(self) -> None:
+        self.mon.set_events(self.tool, 0)
+        self.mon.free_tool_id(self.tool)
+
+    def dump(self) -> dict[str, list[list[Any]]]:
+        return {ctx: sorted([list(e) for e in entries]) for ctx, entries in self.seen.items()}
+
+
+def _use_monitoring() -> bool:
+    choice = os.environ.get("GUARD_COLLECTOR", "auto")
+    return choice == "monitoring" or (choice == "auto" and sys.version_info >= (3, 12))
 
 
 class GuardCollector:
@@ -48,21 +91,29 @@ class GuardCollector:
         self.opened: dict[str, set[str]] = defaultdict(set)
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        self.cov = coverage.Coverage(
-            data_file=str(out / f"coverage-{self.worker}.db"),
-            source=[str(root)],
-            omit=[str(root / ".guard" / "*"), str(root / ".venv" / "*"), "*/site-packages/*"],
-            config_file=False,
-            branch=False,
-        )
+        self.tracer: _MonitoringTracer | None = None
+        self.cov: Any = None
+        if not _use_monitoring():
+            import coverage
+
+            self.cov = coverage.Coverage(
+                data_file=str(out / f"coverage-{self.worker}.db"),
+                source=[str(root)],
+                omit=[str(root / ".guard" / "*"), str(root / ".venv" / "*"), "*/site-packages/*"],
+                config_file=False,
+                branch=False,
+            )
         # Repository modules imported before measuring began (by plugins): their code ran
         # unseen, so the ingest charges all of it to every test.
         self.preloaded = sorted({
             rel for mod in list(sys.modules.values())
             if (rel := self._relative(getattr(mod, "__file__", None) or "")) is not None
         })  # fmt: skip
-        self.cov.start()
-        self.cov.switch_context(SESSION)
+        if self.cov is not None:
+            self.cov.start()
+            self.cov.switch_context(SESSION)
+        else:
+            self.tracer = _MonitoringTracer(root)
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, _ImportLabeler(self))
 
@@ -77,7 +128,10 @@ class GuardCollector:
     def _switch(self, label: str) -> str:
         previous = self.context
         self.context = label
-        self.cov.switch_context(label)
+        if self.tracer is not None:
+            self.tracer.switch(label)
+        else:
+            self.cov.switch_context(label)
         return previous
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
@@ -164,14 +218,18 @@ class GuardCollector:
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         self._switch("<end>")
-        self.cov.stop()
-        self.cov.save()
+        if self.tracer is not None:
+            self.tracer.stop()
+        else:
+            self.cov.stop()
+            self.cov.save()
         payload = {
             "root": str(self.root),
             "exitstatus": int(exitstatus),
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
+            "entered": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
