@@ -41,12 +41,16 @@ def sdist_repo(spec: str) -> Path:
     return target
 
 
-def target_venv(repo: Path, extra: tuple[str, ...] = ("pytest<9", "coverage")) -> Path:
-    """A virtualenv with the target installed (editable) and its test tools."""
-    venv = repo.parent / f"{repo.name}-venv"
+def target_venv(
+    repo: Path, extra: tuple[str, ...] = ("pytest<9", "coverage"), base: str | None = None
+) -> Path:
+    """A virtualenv (from ``base``, default this interpreter) with the target installed
+    (editable) and its test tools."""
+    suffix = "" if base is None else "-" + Path(base).parent.parent.name
+    venv = repo.parent / f"{repo.name}-venv{suffix}"
     python = venv / "bin" / "python"
     if not python.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([base or sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(repo), *extra],
                        check=True)  # fmt: skip
     return python
@@ -81,3 +85,19 @@ def drop_testmon(repo: Path) -> None:
     """Forget pytest-testmon's database (a SQLite file and its journals)."""
     for path in repo.glob(".testmondata*"):
         path.unlink()
+
+
+def python_312() -> str | None:
+    """An interpreter >= 3.12 on this machine (pyenv or PATH), for the sys.monitoring path."""
+    import glob
+    import os
+    import shutil
+
+    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
+    candidates += [shutil.which(f"python3.{minor}") or "" for minor in (12, 13, 14)]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"],
+                               capture_output=True)  # fmt: skip
+        if probe.returncode == 0:
+            return candidate
+    return None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import drop_testmon, sdist_repo, target_venv
+from _targets import drop_testmon, python_312, sdist_repo, target_venv
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
@@ -30,9 +30,9 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return elapsed
 
 
-def bench(spec: str) -> None:
+def bench(spec: str, base: str | None = None) -> None:
     repo = sdist_repo(spec)
-    python = str(target_venv(repo, ("pytest<9", "coverage", "pytest-testmon")))
+    python = str(target_venv(repo, ("pytest<9", "coverage", "pytest-testmon"), base))
     guard_bin = str(Path(sys.executable).parent / "guard")
     plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     timed(plain, repo)  # warm the file cache
@@ -47,13 +47,18 @@ def bench(spec: str) -> None:
         rows.append((base, guard, testmon))
     drop_testmon(repo)
     base, guard, testmon = (min(col) for col in zip(*rows, strict=True))
+    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
+                             capture_output=True, text=True).stdout.strip()  # fmt: skip
     print(
-        f"{spec}: plain pytest {base:.1f} s | guard ingest-coverage {guard:.1f} s "
+        f"{spec} on Python {version}: plain pytest {base:.1f} s | guard ingest-coverage {guard:.1f} s "
         f"({guard / base:.2f}x) | pytest --testmon {testmon:.1f} s ({testmon / base:.2f}x)"
         f"   (best of 2; target <= 1.3x)"
     )
 
 
 if __name__ == "__main__":
+    newer = python_312()
     for target in sys.argv[1:] or ["flask==3.1.2"]:
-        bench(target)
+        bench(target)  # coverage.py line tracing with per-test contexts
+        if newer:
+            bench(target, newer)  # the sys.monitoring collector
