@@ -50,7 +50,8 @@ def bench(spec: str, base: str | None = None) -> None:
     version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
                              capture_output=True, text=True).stdout.strip()  # fmt: skip
     print(
-        f"{spec} on Python {version}: plain pytest {base:.1f} s | guard ingest-coverage {guard:.1f} s "
+        f"{spec} on Python {version}: plain pytest {base:.1f} s | "
+        f"guard ingest-coverage {guard:.1f} s "
         f"({guard / base:.2f}x) | pytest --testmon {testmon:.1f} s ({testmon / base:.2f}x)"
         f"   (best of 2; target <= 1.3x)"
     )
