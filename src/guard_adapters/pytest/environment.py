@@ -24,7 +24,8 @@ _PROBE = (
 @functools.lru_cache(maxsize=16)
 def _site_info(python: str | None) -> tuple[str, list[str]]:
     """Version and site-packages folders of an interpreter (asked once per process)."""
-    if not python or os.path.realpath(python) == os.path.realpath(sys.executable):
+    # compare the paths themselves: every virtualenv's python links to the same binary
+    if not python or os.path.abspath(python) == os.path.abspath(sys.executable):
         import site
         import sysconfig
 
@@ -43,7 +44,7 @@ def fingerprint(python: str | None) -> str:
     Listing the dist-info folders is enough: their names carry the version, and it costs a
     directory read instead of importing package metadata.
     """
-    version, paths = _site_info(python)
+    version, paths = _KNOWN.get(python or "") or _site_info(python)
     entries = []
     for path in paths:
         try:
@@ -59,9 +60,36 @@ def fingerprint(python: str | None) -> str:
     return digest[:24]
 
 
+def _remembered_site_info(python: str, cache: Path) -> None:
+    """Seed :func:`_site_info` from ``cache`` (one file per state dir) so a CLI process does
+    not start the target interpreter on every check; the entry is keyed by the interpreter's
+    path and modification time."""
+    path = os.path.abspath(python)
+    try:
+        key = f"{path}:{os.lstat(path).st_mtime_ns}"
+        data = json.loads(cache.read_text()) if cache.exists() else {}
+    except (OSError, ValueError):
+        return
+    if key in data:
+        version, paths = data[key]
+        _KNOWN[python] = (version, paths)
+        return
+    try:
+        data = {key: list(_site_info(python))}
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(data))
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+        return
+
+
+_KNOWN: dict[str, tuple[str, list[str]]] = {}
+
+
 def environment_probe(settings: Settings) -> Callable[[], str | None]:
     def probe() -> str | None:
         try:
+            if settings.python:
+                _remembered_site_info(settings.python, settings.guard_dir / "interpreter.json")
             return fingerprint(settings.python)
         except (OSError, subprocess.SubprocessError, ValueError, KeyError):
             return None  # unknown: never mistaken for "unchanged", see Engine._preconditions
