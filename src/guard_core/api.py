@@ -18,8 +18,8 @@ import attrs
 
 from guard_core.config import Settings, load_settings
 from guard_core.engine import Engine
-from guard_core.errors import GuardError
-from guard_core.model import CoverEdge, Decision, Level
+from guard_core.errors import GuardError, StoreError
+from guard_core.model import ChangeSet, CoverEdge, Decision, Level, Override, TrustComponents
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, GraphStore, RunResult
 
@@ -97,8 +97,21 @@ class Guard:
         return self._engine
 
     def check(self, base: str | None = None) -> Decision:
-        """Which tests the working tree's changes need, with a reason for each."""
-        return self.engine.check(base)
+        """Which tests the working tree's changes need, with a reason for each.
+
+        When the graph cannot be reached the answer is run-all with that reason (the test list
+        is then empty: the suite itself is the selection)."""
+        try:
+            engine = self.engine
+        except StoreError as exc:
+            return Decision(
+                level=Level.RUN_ALL, trust=0.0, components=TrustComponents(0.0, 0.0, 0.0),
+                tests=(), reasons={}, total_tests=0,
+                overrides=(Override("store", f"graph unavailable: {exc}"),),
+                change_set=ChangeSet(base=base or "HEAD"),
+                skipped_summary="nothing skipped: the whole suite runs",
+            )  # fmt: skip
+        return engine.check(base)
 
     def run(self, base: str | None = None, *, stream: bool = True) -> RunReport:
         """Check, then run the selected tests (the whole suite on run-all) and record the run."""
@@ -113,7 +126,8 @@ class Guard:
         if tests is not None and result.exit_code == 5:  # selected ids no longer collect
             result = runner.run(self.settings.repo, None)
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
-            self.store.record_run(result.record)
+            if self._store is not None:
+                self._store.record_run(result.record)
         return RunReport(decision, result)
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:
