@@ -40,10 +40,13 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every selected test passed, 1 when one failed, 2 when pytest itself failed."""
+        """0 when every selected test passed, 1 when one failed (or a test module no longer
+        imports), 2 when pytest itself could not run."""
         if self.result is None:
             return 0
         code = self.result.exit_code
+        if self.failed:  # failing tests, or a test module the edit broke at import
+            return 1
         return code if code in (0, 1) else 2
 
 

@@ -174,6 +174,12 @@ class Engine:
         selection.overrides.extend(pre)
         for region in cs.regions:
             self._select_region(region, evidence, selection)
+        removed = sorted({n for r in cs.regions for n in r.removed})
+        if removed and not s.seed_policy:  # `from m import gone` now fails at import time
+            for path in self.store.importers_of(removed):
+                self._importers(
+                    path, selection, "imports-removed-name", f"{path} imports {', '.join(removed)}"
+                )
         for path in data:
             selection.add_edges(evidence.get(path, ()), "reads-data-file")
         bodies = [judged_id(r) for r in cs.regions

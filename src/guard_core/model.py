@@ -117,6 +117,8 @@ class ChangedRegion:
     ``side_effects``: the changed definition-time code may do more than bind ``names`` (calls,
     imports of other modules, decorators that may register), so readers of ``names`` are not
     enough to find the affected tests.
+    ``removed``: names that the old side bound and the new side does not: any module that
+    imports them by name now fails to import.
     """
 
     id: str = attrs.field(validator=_non_empty)
@@ -129,6 +131,7 @@ class ChangedRegion:
     definition_changed: bool = False
     names: tuple[str, ...] = ()
     side_effects: bool = False
+    removed: tuple[str, ...] = ()  # dotted names that no longer exist after the change
 
 
 @attrs.frozen

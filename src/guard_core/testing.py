@@ -98,6 +98,9 @@ class FakeStore:
     def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
         return {}
 
+    def importers_of(self, names: Iterable[str]) -> list[str]:
+        return []
+
     def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
         return []
 

@@ -232,3 +232,32 @@ def test_unreachable_store_is_run_all_not_an_error(ingested: tuple[Path, str], t
     )
     assert run.returncode == 0, run.stdout + run.stderr  # the whole suite ran, and passed
     assert "7 passed" in run.stdout or "8 passed" in run.stdout
+
+
+def test_removing_an_imported_name_selects_the_importers(tmp_path: Path, falkordb_url: str
+                                                         ) -> None:  # fmt: skip
+    """`from m import gone` fails at import: every test that imports the importer must run,
+    although none of them ever executed `gone`."""
+    repo = make_repo(tmp_path / "r", {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "def gone():\n    return 1\n\n\ndef kept():\n    return 2\n",
+        "pkg/user.py": "from pkg.base import gone, kept\n\n\ndef use():\n    return kept()\n",
+        "tests/test_user.py": "from pkg.user import use\n\n\ndef test_use():\n"
+                              "    assert use() == 2\n",
+        "tests/test_other.py": "def test_other():\n    assert True\n",
+    })  # fmt: skip
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:rm-{os.getpid()}"}
+    with Guard.open(repo, env=env) as g:
+        try:
+            ingest_coverage(repo, g.store)
+            (repo / "pkg/base.py").write_text("def kept():\n    return 2\n")
+            d = g.check()
+            # the importer's module body runs at import time, which the ingest charges to
+            # every test: wider than the true set, never narrower
+            assert "tests/test_user.py::test_use" in d.tests
+            assert "imports-removed-name" in [
+                r.rule for r in d.reasons["tests/test_user.py::test_use"]
+            ]
+            assert g.run(stream=False).exit_code == 1
+        finally:
+            g.store.clear()

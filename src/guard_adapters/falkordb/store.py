@@ -526,6 +526,15 @@ class FalkorGraphStore:
             out.setdefault(target, []).append(alias)
         return out
 
+    def importers_of(self, names: Iterable[str]) -> list[str]:
+        """Files that import any of ``names`` by name (``from m import name``)."""
+        rows = self._read(
+            "MATCH (f:File) WHERE size(f.alias_targets) > 0 AND "
+            "any(t IN f.alias_targets WHERE t IN $names) RETURN f.path",
+            {"names": sorted(set(names))},
+        )
+        return sorted(r[0] for r in rows)
+
     def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
         """Functions whose code reads any of ``names`` (a name, a part of it, or an attribute
         of it): ``(function id, qualname, dotted name, the name read)``."""

@@ -22,6 +22,16 @@ def pytest_runtest_logreport(report: Any) -> None:
         entry["outcome"] = "skipped"
 
 
+def pytest_collectreport(report: Any) -> None:
+    # a module that no longer imports is a failure the edit caused, not an infrastructure error
+    if report.failed:
+        _results[report.nodeid or "<collection>"] = {
+            "outcome": "error",
+            "duration_ms": 0.0,
+            "message": str(report.longrepr)[-2000:],
+        }
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     target = os.environ.get("GUARD_REPORT")
     if target:

@@ -59,11 +59,15 @@ def _body_change(
     if header_changed and ref.kind is RegionKind.CLASS_BODY:
         names.add(_dotted(module, ref.qualname))
         effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()))
+    bound_after = {n for st in (new.statements if new else ()) for n in st.names}
+    removed = sorted(
+        f"{prefix}.{n}" if prefix else n for n in {n for st in gone for n in st.names} - bound_after
+    )
     return ChangedRegion(
         id=rid, file=file, kind=kind, region=ref.kind,
         old_id=old.id if old and old.id != rid else None,
         body_changed=False, definition_changed=True, names=tuple(sorted(names)),
-        side_effects=effects,
+        side_effects=effects, removed=tuple(removed),
     )  # fmt: skip
 
 
@@ -86,6 +90,7 @@ def _function_change(
         body_changed=body_changed, definition_changed=definition_changed,
         names=(_dotted(module, ref.qualname),) if definition_changed else (),
         side_effects=definition_changed and header_moved and _impure(decorators),
+        removed=(_dotted(module, ref.qualname),) if new is None else (),
     )  # fmt: skip
 
 
@@ -156,6 +161,7 @@ def compare_modules(
                 body_changed=False, definition_changed=True,
                 names=(_dotted(module, o.qualname), _dotted(module, a.qualname)),
                 side_effects=_impure(o.decorators + a.decorators),
+                removed=(_dotted(module, o.qualname),),
             ))  # fmt: skip
             continue
         change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED)
