@@ -118,6 +118,14 @@ def test_incremental_equals_fresh(
         fresh.close()
 
 
+def test_ingest_without_tests_keeps_indexed_tests(tmp_path: Path, store: FalkorGraphStore) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    ingest_static(repo, store, include_tests=True)
+    before = snapshot(store)["tests"]
+    report = ingest_static(repo, store)  # no --include-tests: nothing is dropped
+    assert report.removed == 0 and snapshot(store)["tests"] == before
+
+
 def test_unparsable_file_is_recorded(tmp_path: Path, store: FalkorGraphStore) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "def f(:\n", "b.py": "x = 1\n"})
     report = ingest_static(repo, store)

@@ -215,7 +215,7 @@ class FalkorGraphStore:
         self._write_rows(
             "UNWIND $rows AS r MATCH (n:Test {file: r.path}) "
             "WHERE NOT n.id IN r.ids DETACH DELETE n",
-            [{"path": f.path, "ids": [t.id for t in f.tests]} for f in files if f.tests],
+            [{"path": f.path, "ids": [t.id for t in f.tests]} for f in files],
         )
         fn_rows = [
             {

@@ -57,7 +57,8 @@ def ingest_static(
     root = repo_root(repo)
     layout = load_layout(root)
     wanted: dict[str, FileRole] = {}
-    for path in tracked_files(root):
+    present = tracked_files(root)
+    for path in present:
         if not path.endswith(".py"):
             continue
         role = file_role(path, layout)
@@ -73,7 +74,10 @@ def ingest_static(
             unchanged += 1
             continue
         jobs.append((str(root), path, module_name(root, path), layout, role is FileRole.TEST))
-    removed = [p for p in known if p.endswith(".py") and p not in wanted]
+    # only files gone from the repository: a test file skipped for lack of --include-tests
+    # keeps its tests and their evidence
+    existing = set(present)
+    removed = [p for p in known if p.endswith(".py") and p not in existing]
     results: list[RawIndex] = []
     total = len(jobs)
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
