@@ -116,7 +116,19 @@ CASES = [
         "class bases",
         "class Shape:",
         "class Shape(Base):",
+        {"Shape.<body>": ("modified", False, True, ("pkg.m.Shape",), True)},
+    ),
+    (
+        "exception base",
+        "class Shape:",
+        "class Shape(ValueError):",
         {"Shape.<body>": ("modified", False, True, ("pkg.m.Shape",), False)},
+    ),
+    (
+        "shadowing a builtin",
+        "LIMIT = 10",
+        "LIMIT = 10\nlen = None",
+        {"<module>": ("modified", False, True, ("pkg.m.len",), True)},
     ),
     (
         "signature default",

@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
 import difflib
 from collections.abc import Iterable
 
 from guard_adapters.python.regions import PURE_DECORATORS, ModuleRegions, Region, Statement
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
 
+_BUILTINS = frozenset(dir(builtins))
+_PLAIN_BASES = frozenset(
+    {"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum",
+     "StrEnum", "Flag", "IntFlag", "str", "int", "float", "dict", "list", "tuple", "set"}
+)  # fmt: skip
+
 
 def _impure(decorators: Iterable[str]) -> bool:
     return any(d not in PURE_DECORATORS for d in decorators)
+
+
+def _registering_bases(region: Region | None) -> bool:
+    """A class whose bases or metaclass may run code when it is created (``__init_subclass__``,
+    metaclass registries); exception types and the standard plain bases do not."""
+    node = region.node if region is not None else None
+    if not isinstance(node, ast.ClassDef):
+        return False
+    if node.keywords:
+        return True
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name not in _PLAIN_BASES and not name.endswith(("Error", "Exception", "Warning")):
+            return True
+    return False
 
 
 def _dotted(module: str | None, qualname: str) -> str:
@@ -59,6 +83,9 @@ def _body_change(
     if header_changed and ref.kind is RegionKind.CLASS_BODY:
         names.add(_dotted(module, ref.qualname))
         effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()))
+        effects |= _registering_bases(old) or _registering_bases(new)
+    if ref.kind is RegionKind.MODULE:  # a new top-level name may shadow a builtin
+        effects |= any(n in _BUILTINS for st in came for n in st.names)
     bound_after = {n for st in (new.statements if new else ()) for n in st.names}
     removed = sorted(
         f"{prefix}.{n}" if prefix else n for n in {n for st in gone for n in st.names} - bound_after
