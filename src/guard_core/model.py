@@ -336,6 +336,10 @@ class FunctionNode:
     end: int
     has_dynamic_dispatch: bool = False
     refs: tuple[str, ...] = ()  # dotted names the code reads, resolved where possible
+    # module and class bodies: per top-level statement, "index<TAB>names<TAB>effects" and the
+    # names it reads as "index<TAB>ref", so an import-time read can be followed to what it binds
+    bindings: tuple[str, ...] = ()
+    statement_refs: tuple[str, ...] = ()
 
 
 @attrs.frozen

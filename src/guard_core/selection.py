@@ -26,7 +26,7 @@ from guard_core.model import (
 )
 from guard_core.ports import GraphStore
 
-_MAX_NAME_ROUNDS = 4  # alias and class-body chains followed this deep, then widen
+_MAX_NAME_ROUNDS = 8  # import-time bindings followed this deep, then run-all
 
 
 @attrs.define
@@ -67,6 +67,40 @@ def names_closure(store: GraphStore, names: Iterable[str]) -> set[str]:
     return found
 
 
+def _reads(ref: str, names: set[str]) -> bool:
+    return ref in names or any(ref.startswith(n + ".") or n.startswith(ref + ".") for n in names)
+
+
+def _follow_import_time_reads(
+    store: GraphStore, readers: dict[str, tuple[str, str, str]], names: set[str]
+) -> tuple[set[str], dict[str, str]]:
+    """Module and class bodies that read ``names`` while importing: the names their reading
+    statements bind (to follow), and the bodies whose reading statement may do more than bind
+    a name (their import-time evidence is selected: everyone who imports them)."""
+    follow: set[str] = set()
+    wide: dict[str, str] = {}
+    data = store.statement_bindings(readers)
+    for fid, (qualname, dotted, ref) in readers.items():
+        bindings, statement_refs = data.get(fid, ([], []))
+        scope = dotted.rsplit(".", 1)[0] if dotted else ""
+        hit = {int(e.split("\t", 1)[0]) for e in statement_refs
+               if _reads(e.split("\t", 1)[1], names)}  # fmt: skip
+        if not hit:
+            if qualname.endswith(f".{CLASS_BODY}") and scope:
+                follow.add(scope)  # read in the class header (bases, decorators): the class
+            else:
+                wide[fid] = ref
+            continue
+        for index in sorted(hit):
+            parts = bindings[index].split("\t") if index < len(bindings) else []
+            bound = parts[1].split() if len(parts) > 1 else []
+            if len(parts) < 3 or parts[2] == "1" or not bound:
+                wide[fid] = ref
+            else:
+                follow |= {f"{scope}.{n}" if scope else n for n in bound}
+    return follow, wide
+
+
 def select_readers(
     store: GraphStore,
     names: Sequence[str],
@@ -75,26 +109,26 @@ def select_readers(
     origin: str,
     min_confidence: float,
 ) -> None:
-    """Tests of the functions that read ``names``, following class bodies that read them
-    (a subclass) to the readers of that class, and widening to a module's importers when its
-    top-level code reads them."""
+    """Tests of the functions that read ``names``. A module or class body that reads them at
+    import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
+    changed too); a statement that may do more (a call, a registering decorator) selects
+    everyone who imports that module."""
     seen: set[str] = set()
     pending = names_closure(store, names)
-    for _ in range(_MAX_NAME_ROUNDS):
-        if not pending:
-            return
+    rounds = 0
+    while pending and rounds < _MAX_NAME_ROUNDS:
+        rounds += 1
         seen |= pending
-        readers = store.readers_of(pending)
-        pending = set()
         plain: dict[str, str] = {}
-        for fid, qualname, dotted, ref in readers:
-            # a module body that reads the name selects its import-time evidence (everyone who
-            # imports it); a class body that reads it (a subclass) changes that class too
-            plain[fid] = ref
-            if qualname.endswith(f".{CLASS_BODY}") and dotted:
-                cls_dotted = dotted.removesuffix(f".{CLASS_BODY}")
-                if cls_dotted not in seen:
-                    pending.add(cls_dotted)
+        bodies: dict[str, tuple[str, str, str]] = {}
+        for fid, qualname, dotted, ref in store.readers_of(pending):
+            if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
+                bodies[fid] = (qualname, dotted, ref)
+            else:
+                plain[fid] = ref
+        follow, wide = _follow_import_time_reads(store, bodies, pending) if bodies else \
+            (set(), {})  # fmt: skip
+        plain |= wide
         missing = [f for f in plain if f not in evidence]
         extra = store.covering_tests(missing, min_confidence) if missing else []
         by_fn: dict[str, list[CoverEdge]] = defaultdict(list)
@@ -105,13 +139,13 @@ def select_readers(
                 selection.add(
                     e.test, Reason("reads-changed-name", f"{fid} reads {ref}", e.confidence)
                 )
-        pending = names_closure(store, pending) - seen
+        pending = names_closure(store, follow - seen) - seen
     if pending:
         selection.overrides.append(
             Override(
                 "name_chain",
                 f"names of {origin} flow through more than "
-                f"{_MAX_NAME_ROUNDS} class bodies; widened to run-all",
+                f"{_MAX_NAME_ROUNDS} import-time bindings; widened to run-all",
             )
         )
 

@@ -107,6 +107,9 @@ class FakeStore:
     def functions_named(self, name: str) -> list[str]:
         return []
 
+    def statement_bindings(self, ids: Iterable[str]) -> dict[str, tuple[list[str], list[str]]]:
+        return {}
+
     def record_run(self, run: RunRecord) -> None:
         self.runs.append(run)
 

@@ -261,3 +261,35 @@ def test_removing_an_imported_name_selects_the_importers(tmp_path: Path, falkord
             assert g.run(stream=False).exit_code == 1
         finally:
             g.store.clear()
+
+
+def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_url: str
+                                                       ) -> None:  # fmt: skip
+    """BASE feeds FACTOR at import time: changing BASE selects FACTOR's readers only, while a
+    module-level call that reads it would select every importer."""
+    repo = make_repo(tmp_path / "r", {
+        "pkg/__init__.py": "",
+        "pkg/conf.py": "BASE = 2\nFACTOR = BASE * 3\n\n\ndef factor():\n    return FACTOR\n\n\n"
+                       "def other():\n    return 1\n",
+        "tests/test_conf.py": "from pkg.conf import factor, other\n\n\ndef test_factor():\n"
+                              "    assert factor() == 6\n\n\ndef test_other():\n"
+                              "    assert other() == 1\n",
+    })  # fmt: skip
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:bind-{os.getpid()}"}
+    conf = repo / "pkg/conf.py"
+    original = conf.read_text()
+    with Guard.open(repo, env=env) as g:
+        try:
+            ingest_coverage(repo, g.store)
+            conf.write_text(original.replace("BASE = 2", "BASE = 5"))
+            d = g.check()
+            assert d.tests == ("tests/test_conf.py::test_factor",)
+            assert d.reasons[d.tests[0]][0].rule == "reads-changed-name"
+            conf.write_text(original.replace("FACTOR = BASE * 3", "FACTOR = print(BASE) or 6"))
+            d = g.check()  # FACTOR's statement now calls something: every importer runs
+            assert set(d.tests) == {
+                "tests/test_conf.py::test_factor",
+                "tests/test_conf.py::test_other",
+            }
+        finally:
+            g.store.clear()

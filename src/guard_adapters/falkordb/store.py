@@ -228,6 +228,8 @@ class FalkorGraphStore:
                 "end": fn.end,
                 "dyn": fn.has_dynamic_dispatch,
                 "refs": list(fn.refs),
+                "bindings": list(fn.bindings),
+                "srefs": list(fn.statement_refs),
             }
             for f in files
             for fn in f.functions
@@ -236,7 +238,8 @@ class FalkorGraphStore:
             "UNWIND $rows AS r MERGE (n:Function {id: r.id}) "
             "ON CREATE SET n.no_evidence = true "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, n.dotted = r.dotted, "
-            "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs "
+            "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs, "
+            "n.bindings = r.bindings, n.stmt_refs = r.srefs "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             fn_rows,
         )
@@ -545,6 +548,15 @@ class FalkorGraphStore:
             {"names": sorted(set(names))},
         )
         return [(fid, qual, dotted or "", ref) for fid, qual, dotted, ref in rows]
+
+    def statement_bindings(self, ids: Iterable[str]) -> dict[str, tuple[list[str], list[str]]]:
+        """For module and class bodies: their per-statement bindings and reads."""
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (f:Function {id: id}) "
+            "RETURN f.id, coalesce(f.bindings, []), coalesce(f.stmt_refs, [])",
+            {"ids": sorted(set(ids))},
+        )
+        return {fid: (list(b), list(r)) for fid, b, r in rows}
 
     def functions_named(self, name: str) -> list[str]:
         rows = self._read("MATCH (f:Function {name: $n}) RETURN f.id", {"n": name})

@@ -72,15 +72,19 @@ class _RefVisitor(cst.CSTVisitor):
         self.module = module
         self.package = package
         self.refs: dict[str, set[str]] = defaultdict(set)
+        self.stmt_refs: dict[str, set[str]] = defaultdict(set)  # "index\tref" per statement
         self.calls: dict[str, dict[str, float]] = defaultdict(dict)
         self.imports: set[str] = set()
         self.aliases: set[tuple[str, str]] = set()
         self._inner: set[int] = set()
 
     def _owner(self, node: cst.CSTNode) -> Region:
-        offset = self.get_metadata(ByteSpanPositionProvider, node).start
-        line = bisect.bisect_right(self.line_starts, offset)
+        line = self._line(node)
         return self.regions.regions[self.regions.owner(line)]
+
+    def _line(self, node: cst.CSTNode) -> int:
+        offset = self.get_metadata(ByteSpanPositionProvider, node).start
+        return bisect.bisect_right(self.line_starts, offset)
 
     def _class_of(self, region: Region) -> str | None:
         if region.kind is RegionKind.FUNCTION and region.parent:
@@ -132,6 +136,12 @@ class _RefVisitor(cst.CSTVisitor):
             if own:
                 names.append(own)
         self.refs[region.id].update(names)
+        if region.kind is not RegionKind.FUNCTION and names:
+            line = self._line(node)
+            for index, stmt in enumerate(region.bindings):
+                if stmt.start <= line <= stmt.end:
+                    self.stmt_refs[region.id].update(f"{index}\t{n}" for n in names)
+                    break
 
     def visit_Name(self, node: cst.Name) -> None:
         self._record(node)
@@ -236,9 +246,13 @@ def index_file(
     functions = []
     dotted: dict[str, str] = {}
     for r in regions.regions.values():
+        bindings = tuple(
+            f"{i}\t{' '.join(b.names)}\t{int(b.side_effects)}" for i, b in enumerate(r.bindings)
+        ) if r.kind is not RegionKind.FUNCTION else ()  # fmt: skip
         functions.append(FunctionNode(
             id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
             has_dynamic_dispatch=r.dynamic_dispatch, refs=tuple(sorted(visitor.refs.get(r.id, ()))),
+            statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
         ))  # fmt: skip
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
             dotted[f"{module}.{r.qualname}"] = r.id

@@ -108,6 +108,13 @@ class Region:
         return tuple(statement_info(s, d) for s, d in zip(self.node.body, dumps, strict=True))
 
     @functools.cached_property
+    def bindings(self) -> tuple[Statement, ...]:
+        """Like :attr:`statements` (spans, names bound, side effects) without normal forms."""
+        if not isinstance(self.node, ast.ClassDef | ast.Module):
+            return ()
+        return tuple(statement_info(s, "") for s in self.node.body)
+
+    @functools.cached_property
     def dynamic_dispatch(self) -> bool:
         return isinstance(
             self.node, ast.FunctionDef | ast.AsyncFunctionDef
@@ -277,6 +284,8 @@ def statement_info(stmt: ast.stmt, dump: str) -> Statement:
         effects = any(a.name == "*" for a in stmt.names)
     elif isinstance(stmt, DefNode):
         names = [stmt.name]
+        # decorators run when the definition runs: one that may register is an effect
+        effects = any(_last_name(d) not in PURE_DECORATORS for d in stmt.decorator_list)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
         names = ["__doc__"] if isinstance(stmt.value.value, str) else []
     elif isinstance(stmt, ast.Pass):
