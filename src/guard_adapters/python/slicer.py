@@ -82,6 +82,7 @@ class GitSlicer:
     def __init__(self, settings: Settings | None = None) -> None:
         self.settings = settings
         self._base_regions: OrderedDict[tuple[str, str], ModuleRegions] = OrderedDict()
+        self._roots: dict[Path, Path] = {}
 
     def _old_side(
         self, root: Path, base: str, entry: DiffEntry
@@ -100,9 +101,9 @@ class GitSlicer:
                 self._base_regions.popitem(last=False)
 
     def slice(self, repo: Path, base: str | None = None) -> ChangeSet:
-        root = repo_root(repo)
-        head = head_sha(root)  # a clear error without commits
-        base_sha = resolve_rev(root, base) if base else head
+        root = self._roots.get(repo) or self._roots.setdefault(repo, repo_root(repo))
+        # a clear error without commits; one git call either way (checks run on a hot path)
+        base_sha = resolve_rev(root, base) if base else head_sha(root)
         try:
             entries = diff_entries(root, base_sha)
         except RepositoryError as exc:
