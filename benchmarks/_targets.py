@@ -85,19 +85,3 @@ def drop_testmon(repo: Path) -> None:
     """Forget pytest-testmon's database (a SQLite file and its journals)."""
     for path in repo.glob(".testmondata*"):
         path.unlink()
-
-
-def python_312() -> str | None:
-    """An interpreter >= 3.12 on this machine (pyenv or PATH), for the sys.monitoring path."""
-    import glob
-    import os
-    import shutil
-
-    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
-    candidates += [shutil.which(f"python3.{minor}") or "" for minor in (12, 13, 14)]
-    for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"],
-                               capture_output=True)  # fmt: skip
-        if probe.returncode == 0:
-            return candidate
-    return None

@@ -14,7 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import drop_testmon, python_312, sdist_repo, target_venv
+from _targets import drop_testmon, sdist_repo, target_venv
+
+from guard_adapters.pytest.environment import find_python
 
 
 def timed(cmd: list[str], cwd: Path) -> float:
@@ -58,7 +60,7 @@ def bench(spec: str, base: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    newer = python_312()
+    newer = find_python((3, 12))
     for target in sys.argv[1:] or ["flask==3.1.2"]:
         bench(target)  # coverage.py line tracing with per-test contexts
         if newer:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 
 from guard_adapters.coverage.ingest import ingest_coverage
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_adapters.pytest.environment import find_python
 from guard_core.errors import IngestError
 from tests.conftest import make_repo
 from tests.integration.sample_project import FILES
@@ -129,23 +129,9 @@ def test_failed_collection_keeps_previous_evidence(sample: Path, store: FalkorGr
     assert store.ingest_info().coverage_complete
 
 
-def _python_312() -> str | None:
-    import glob
-    import shutil
-
-    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python3")))
-    candidates += [shutil.which(f"python3.{minor}") or "" for minor in (12, 13, 14)]
-    for candidate in filter(None, candidates):
-        probe = subprocess.run([candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"],
-                               capture_output=True)  # fmt: skip
-        if probe.returncode == 0:
-            return candidate
-    return None
-
-
 @pytest.fixture(scope="session")
 def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    base = _python_312()
+    base = find_python((3, 12))
     if base is None:
         pytest.skip("no Python >= 3.12 on this machine")
     venv = tmp_path_factory.mktemp("py312") / "venv"
