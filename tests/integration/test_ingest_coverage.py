@@ -33,7 +33,9 @@ def covering(store: FalkorGraphStore, fid: str) -> list[str]:
 
 
 def test_edges_fixtures_imports_and_data_files(sample: Path, store: FalkorGraphStore) -> None:
-    report = ingest_coverage(sample, store)
+    ticks: list[tuple[int, int]] = []
+    report = ingest_coverage(sample, store, progress=lambda d, t: ticks.append((d, t)))
+    assert ticks[-1] == (8, 8)  # tests done / total, parametrisations included
     assert report.tests == len(TESTS)
     assert report.failed == ()
     assert covering(store, "pkg/core.py::add") == ["tests/test_a.py::test_add"]

@@ -160,7 +160,7 @@ def ingest_coverage_cmd(
         shard_pair = (int(k), int(n))
     with open_guard(repo) as ws:
         args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
-        with progress_bar("pytest runs") as update:
+        with progress_bar("tests") as update:
             from guard_adapters.pytest.environment import fingerprint
 
             interpreter = python or ws.settings.python

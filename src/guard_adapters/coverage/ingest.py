@@ -7,6 +7,7 @@ Ctrl-C leaves the previous evidence as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -54,9 +55,21 @@ class CoverageReport:
     duration_s: float
 
 
+def _progress_of(out: Path) -> tuple[int, int]:
+    """(tests finished, tests to run) as the collector processes report them."""
+    total = done = 0
+    for path in out.glob("total-*"):
+        with contextlib.suppress(OSError, ValueError):
+            total = max(total, int(path.read_text() or 0))
+    for path in out.glob("done-*"):
+        with contextlib.suppress(OSError):
+            done += path.stat().st_size
+    return done, total
+
+
 def run_collector(
     root: Path, python: str, pytest_args: Sequence[str], shard: tuple[int, int] | None,
-    out: Path,
+    out: Path, progress: Progress | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """Run pytest once under the collector plugin; return its ``tests.json`` payload."""
     plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
@@ -72,9 +85,22 @@ def run_collector(
            "no:cacheprovider", "-q", "--no-header", *pytest_args]  # fmt: skip
     if shard:
         cmd.append(f"--guard-shard={shard[0]}/{shard[1]}")
+    log = out / "pytest.log"
     try:
-        proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True,
-                              check=False)  # fmt: skip
+        with open(log, "w+b") as sink:
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=sink,
+                                    stderr=subprocess.STDOUT)  # fmt: skip
+            try:
+                while proc.poll() is None:
+                    if progress:
+                        progress(*_progress_of(out))
+                    time.sleep(0.2)
+            except BaseException:  # Ctrl-C: stop pytest; nothing has been written yet
+                proc.kill()
+                proc.wait()
+                raise
+            if progress:
+                progress(*_progress_of(out))
     except OSError as exc:
         raise IngestError(
             f"cannot start pytest with {python}: {exc}",
@@ -82,7 +108,8 @@ def run_collector(
         ) from exc
     results = sorted(out.glob("tests-*.json"))
     if proc.returncode not in (0, 1) or not results:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        output = log.read_text(encoding="utf-8", errors="replace")
+        tail = "\n".join(output.strip().splitlines()[-15:])
         raise IngestError(
             f"pytest exited with code {proc.returncode} before the run completed; "
             f"the previous evidence is kept.\n{tail}",
@@ -225,12 +252,16 @@ def ingest_coverage(
     ingest_static(root, store, include_tests=True)  # ids must match the code that runs
     interpreter = python or sys.executable
     evidence: list[RunEvidence] = []
-    for i in range(max(1, runs)):
+    n = max(1, runs)
+    for i in range(n):
+
+        def tick(done: int, total: int, i: int = i) -> None:
+            if progress and total:
+                progress(i * total + done, n * total)
+
         with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
-            payload = run_collector(root, interpreter, pytest_args, shard, Path(tmp))
+            payload = run_collector(root, interpreter, pytest_args, shard, Path(tmp), tick)
             evidence.append(read_evidence(root, Path(tmp), payload))
-        if progress:
-            progress(i + 1, max(1, runs))
     if not any(e.executed for e in evidence):
         raise IngestError(
             "pytest ran no test; the previous evidence is kept",

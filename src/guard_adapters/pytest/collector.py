@@ -166,6 +166,11 @@ class GuardCollector:
         yield
         self._switch(previous)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: Any) -> None:
+        # progress for the parent: the number of tests this process will run
+        (self.out / f"total-{self.worker}").write_text(str(len(session.items)))
+
     def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
         if not self.shard:
             return
@@ -206,6 +211,9 @@ class GuardCollector:
         self._switch(previous)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.when == "teardown":  # one byte per finished test: the parent's progress bar
+            with open(self.out / f"done-{self.worker}", "a") as done:
+                done.write(".")
         test = self.tests.get(report.nodeid)
         if test is None:
             return
