@@ -35,6 +35,7 @@ from guard_core.selection import (
     data_files,
     is_method,
     judged_id,
+    listed_directories,
     module_region,
     needs_evidence,
     select_readers,
@@ -152,7 +153,8 @@ class Engine:
         floor = s.min_confidence
         judged = [judged_id(r) for r in cs.regions if needs_evidence(r)]
         data = data_files(cs)
-        edges = self.store.covering_tests([*judged, *data], floor)
+        listed = listed_directories(cs)
+        edges = self.store.covering_tests([*judged, *data, *listed], floor)
         evidence: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in edges:
             evidence[e.function].append(e)
@@ -182,6 +184,8 @@ class Engine:
                 )
         for path in data:
             selection.add_edges(evidence.get(path, ()), "reads-data-file")
+        for folder in listed:
+            selection.add_edges(evidence.get(folder, ()), "lists-changed-folder")
         bodies = [judged_id(r) for r in cs.regions
                   if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
         if bodies:

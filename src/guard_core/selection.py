@@ -17,6 +17,7 @@ from guard_core.model import (
     ChangeKind,
     ChangeSet,
     CoverEdge,
+    FileKind,
     FileRole,
     Override,
     Reason,
@@ -162,6 +163,19 @@ def data_files(cs: ChangeSet) -> list[str]:
             if f.old_path:
                 paths.add(f.old_path)
     return sorted(paths)
+
+
+def listed_directories(cs: ChangeSet) -> list[str]:
+    """Folders ("a/b/") whose listing an added, deleted or renamed data file changes: a test
+    that lists a folder (fixtures loaded by glob) may see a different set of files."""
+    dirs: set[str] = set()
+    for f in cs.files:
+        if f.role is not FileRole.DATA or f.kind is FileKind.MODIFIED:
+            continue
+        for path in (f.path, f.old_path):
+            parts = (path or "").split("/")[:-1]
+            dirs |= {"/".join(parts[:i]) + "/" for i in range(1, len(parts) + 1)}
+    return sorted(dirs)
 
 
 def is_method(region: ChangedRegion) -> bool:

@@ -293,3 +293,30 @@ def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_
             }
         finally:
             g.store.clear()
+
+
+def test_a_new_file_in_a_listed_folder_selects_the_tests_that_list_it(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    repo = make_repo(tmp_path / "r", {
+        "pkg/__init__.py": "",
+        "pkg/load.py": "import glob\nimport os\n\n\ndef fixtures():\n"
+                       "    here = os.path.dirname(__file__)\n"
+                       "    return sorted(glob.glob(os.path.join(here, 'data', '*.json')))\n\n\n"
+                       "def other():\n    return 1\n",
+        "pkg/data/a.json": "{}\n",
+        "tests/test_load.py": "from pkg.load import fixtures, other\n\n\n"
+                              "def test_count():\n    assert len(fixtures()) == 1\n\n\n"
+                              "def test_other():\n    assert other() == 1\n",
+    })  # fmt: skip
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:dir-{os.getpid()}"}
+    with Guard.open(repo, env=env) as g:
+        try:
+            ingest_coverage(repo, g.store)
+            (repo / "pkg/data/b.json").write_text("{}\n")
+            d = g.check()
+            assert d.tests == ("tests/test_load.py::test_count",)
+            assert d.reasons[d.tests[0]][0].rule == "lists-changed-folder"
+            assert g.run(stream=False).exit_code == 1
+        finally:
+            g.store.clear()

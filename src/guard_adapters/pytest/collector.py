@@ -37,6 +37,7 @@ def _fixture_label(fixturedef: Any) -> str:
     return f"{FIXTURE}{fixturedef.baseid}::{fixturedef.argname}"
 
 
+_AUDITED = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
 _SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
 
 
@@ -135,10 +136,18 @@ class GuardCollector:
         return previous
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or not args:
+        if event not in _AUDITED or not args:
             return
         target = args[0]
-        if not isinstance(target, str | os.PathLike) or isinstance(target, int):
+        if event == "glob.glob" and isinstance(target, str):
+            target = target.split("*", 1)[0].split("?", 1)[0].rsplit("/", 1)[0] or "."
+        if event != "open":
+            caller = sys._getframe(1).f_code.co_filename
+            if "importlib" in caller or "pkgutil" in caller:
+                return  # the import system lists package folders for every import
+            if target is None:
+                target = "."  # os.listdir() lists the working directory
+        if not isinstance(target, str | bytes | os.PathLike):
             return
         try:
             path = Path(os.fsdecode(target))
@@ -152,7 +161,9 @@ class GuardCollector:
         first = rel.parts[0] if rel.parts else ""
         if first in (".git", ".guard", ".venv", "__pycache__") or "__pycache__" in rel.parts:
             return
-        self.opened[self.context].add(rel.as_posix())
+        # a listed directory is evidence too ("dir/"): a file added to it may change the test
+        key = rel.as_posix() if event == "open" else (rel.as_posix().rstrip("./") + "/")
+        self.opened[self.context].add(key)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: Any) -> Any:
