@@ -88,4 +88,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    finally:  # the guard CLI started the target's embedded FalkorDB: stop it
+        subprocess.run([str(Path(sys.executable).parent / "guard"), "server", "stop", "--repo",
+                        str(WORK / SPEC.replace("==", "-"))], capture_output=True)  # fmt: skip

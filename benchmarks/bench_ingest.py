@@ -48,6 +48,7 @@ def bench(spec: str, base: str | None = None) -> None:
         testmon = timed([python, "-m", "pytest", "-q", "--testmon"], repo)  # needs the cache
         rows.append((base, guard, testmon))
     drop_testmon(repo)
+    subprocess.run([guard_bin, "server", "stop", "--repo", str(repo)], capture_output=True)
     base, guard, testmon = (min(col) for col in zip(*rows, strict=True))
     version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
                              capture_output=True, text=True).stdout.strip()  # fmt: skip
