@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _targets import covered_edits, drop_testmon, git, sdist_repo, target_venv
+from _targets import WORK, covered_edits, drop_testmon, git, sdist_repo, target_venv
 
 from guard_core.api import Guard
 
