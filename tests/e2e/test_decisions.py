@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -58,6 +60,18 @@ def guard(ingested: tuple[Path, str], falkordb_url: str):  # type: ignore[no-unt
     g.close()
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
     subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
+
+
+@contextlib.contextmanager
+def fresh_ingest(repo: Path, falkordb_url: str, label: str) -> Iterator[Guard]:
+    """A Guard on ``repo`` with its coverage ingested into a fresh graph, cleared afterwards."""
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:{label}-{os.getpid()}"}
+    with Guard.open(repo, env=env) as g:
+        try:
+            ingest_coverage(repo, g.store)
+            yield g
+        finally:
+            g.store.clear()
 
 
 def edit(g: Guard, path: str, old: str, new: str) -> None:
@@ -246,21 +260,14 @@ def test_removing_an_imported_name_selects_the_importers(tmp_path: Path, falkord
                               "    assert use() == 2\n",
         "tests/test_other.py": "def test_other():\n    assert True\n",
     })  # fmt: skip
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:rm-{os.getpid()}"}
-    with Guard.open(repo, env=env) as g:
-        try:
-            ingest_coverage(repo, g.store)
-            (repo / "pkg/base.py").write_text("def kept():\n    return 2\n")
-            d = g.check()
-            # the importer's module body runs at import time, which the ingest charges to
-            # every test: wider than the true set, never narrower
-            assert "tests/test_user.py::test_use" in d.tests
-            assert "imports-removed-name" in [
-                r.rule for r in d.reasons["tests/test_user.py::test_use"]
-            ]
-            assert g.run(stream=False).exit_code == 1
-        finally:
-            g.store.clear()
+    with fresh_ingest(repo, falkordb_url, "rm") as g:
+        (repo / "pkg/base.py").write_text("def kept():\n    return 2\n")
+        d = g.check()
+        # the importer's module body runs at import time, which the ingest charges to
+        # every test: wider than the true set, never narrower
+        assert "tests/test_user.py::test_use" in d.tests
+        assert "imports-removed-name" in [r.rule for r in d.reasons["tests/test_user.py::test_use"]]
+        assert g.run(stream=False).exit_code == 1
 
 
 def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_url: str
@@ -275,24 +282,19 @@ def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_
                               "    assert factor() == 6\n\n\ndef test_other():\n"
                               "    assert other() == 1\n",
     })  # fmt: skip
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:bind-{os.getpid()}"}
     conf = repo / "pkg/conf.py"
     original = conf.read_text()
-    with Guard.open(repo, env=env) as g:
-        try:
-            ingest_coverage(repo, g.store)
-            conf.write_text(original.replace("BASE = 2", "BASE = 5"))
-            d = g.check()
-            assert d.tests == ("tests/test_conf.py::test_factor",)
-            assert d.reasons[d.tests[0]][0].rule == "reads-changed-name"
-            conf.write_text(original.replace("FACTOR = BASE * 3", "FACTOR = print(BASE) or 6"))
-            d = g.check()  # FACTOR's statement now calls something: every importer runs
-            assert set(d.tests) == {
-                "tests/test_conf.py::test_factor",
-                "tests/test_conf.py::test_other",
-            }
-        finally:
-            g.store.clear()
+    with fresh_ingest(repo, falkordb_url, "bind") as g:
+        conf.write_text(original.replace("BASE = 2", "BASE = 5"))
+        d = g.check()
+        assert d.tests == ("tests/test_conf.py::test_factor",)
+        assert d.reasons[d.tests[0]][0].rule == "reads-changed-name"
+        conf.write_text(original.replace("FACTOR = BASE * 3", "FACTOR = print(BASE) or 6"))
+        d = g.check()  # FACTOR's statement now calls something: every importer runs
+        assert set(d.tests) == {
+            "tests/test_conf.py::test_factor",
+            "tests/test_conf.py::test_other",
+        }
 
 
 def test_a_new_file_in_a_listed_folder_selects_the_tests_that_list_it(
@@ -309,14 +311,9 @@ def test_a_new_file_in_a_listed_folder_selects_the_tests_that_list_it(
                               "def test_count():\n    assert len(fixtures()) == 1\n\n\n"
                               "def test_other():\n    assert other() == 1\n",
     })  # fmt: skip
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:dir-{os.getpid()}"}
-    with Guard.open(repo, env=env) as g:
-        try:
-            ingest_coverage(repo, g.store)
-            (repo / "pkg/data/b.json").write_text("{}\n")
-            d = g.check()
-            assert d.tests == ("tests/test_load.py::test_count",)
-            assert d.reasons[d.tests[0]][0].rule == "lists-changed-folder"
-            assert g.run(stream=False).exit_code == 1
-        finally:
-            g.store.clear()
+    with fresh_ingest(repo, falkordb_url, "dir") as g:
+        (repo / "pkg/data/b.json").write_text("{}\n")
+        d = g.check()
+        assert d.tests == ("tests/test_load.py::test_count",)
+        assert d.reasons[d.tests[0]][0].rule == "lists-changed-folder"
+        assert g.run(stream=False).exit_code == 1
