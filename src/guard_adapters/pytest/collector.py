@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
+from guard_adapters.pytest.reporter import fold_phase
 
 
 def _fixture_label(fixturedef: Any) -> str:
@@ -226,14 +227,8 @@ class GuardCollector:
             with open(self.out / f"done-{self.worker}", "a") as done:
                 done.write(".")
         test = self.tests.get(report.nodeid)
-        if test is None:
-            return
-        test["duration_ms"] += report.duration * 1000
-        if report.failed:
-            test["outcome"] = "failed" if report.when == "call" else "error"
-            test["message"] = str(report.longrepr)[-1000:]
-        elif report.skipped and test["outcome"] == "passed":
-            test["outcome"] = "skipped"
+        if test is not None:
+            fold_phase(test, report)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         self._switch("<end>")

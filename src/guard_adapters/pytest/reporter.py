@@ -10,16 +10,22 @@ from typing import Any
 _results: dict[str, dict[str, Any]] = {}
 
 
-def pytest_runtest_logreport(report: Any) -> None:
-    entry = _results.setdefault(
-        report.nodeid, {"outcome": "passed", "duration_ms": 0.0, "message": ""}
-    )
+def fold_phase(entry: dict[str, Any], report: Any) -> None:
+    """Fold one phase report (setup, call, teardown) into a test's outcome: a failure in
+    the call is "failed", anywhere else "error"; a skip counts only if nothing failed."""
     entry["duration_ms"] += report.duration * 1000
     if report.failed:
         entry["outcome"] = "failed" if report.when == "call" else "error"
         entry["message"] = str(report.longrepr)[-2000:]
     elif report.skipped and entry["outcome"] == "passed":
         entry["outcome"] = "skipped"
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    entry = _results.setdefault(
+        report.nodeid, {"outcome": "passed", "duration_ms": 0.0, "message": ""}
+    )
+    fold_phase(entry, report)
 
 
 def pytest_collectreport(report: Any) -> None:
