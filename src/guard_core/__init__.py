@@ -1,5 +1,18 @@
-"""Guard: which pytest tests must run after an edit, from a graph of code and evidence."""
+"""Guard: which pytest tests must run after an edit, from a graph of code and evidence.
 
+The public surface for host tools::
+
+    from guard_core import Guard
+
+    with Guard.open("/path/to/repo") as guard:
+        decision = guard.check()        # Decision: level, tests, reasons (no test runs)
+        report = guard.run()            # RunReport: the decision and pytest's outcomes
+        guard.feedback("pkg/mod.py::f", "tests/test_x.py::test_y")
+
+Everything raised is a :class:`GuardError` subclass with a ``hint``.
+"""
+
+from guard_core.api import Guard, RunReport
 from guard_core.config import Settings, load_settings
 from guard_core.errors import (
     ConfigError,
@@ -18,6 +31,7 @@ from guard_core.model import (
     ChangeSet,
     CoverEdge,
     Decision,
+    IntegrityFlag,
     Level,
     Override,
     Reason,
@@ -33,12 +47,15 @@ __all__ = [
     "ConfigError",
     "CoverEdge",
     "Decision",
+    "Guard",
     "GuardError",
     "IngestError",
+    "IntegrityFlag",
     "Level",
     "Override",
     "Reason",
     "RepositoryError",
+    "RunReport",
     "RunnerError",
     "SchemaMismatch",
     "Settings",

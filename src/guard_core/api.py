@@ -116,12 +116,19 @@ class Guard:
             )  # fmt: skip
         return engine.check(base)
 
-    def run(self, base: str | None = None, *, stream: bool = True) -> RunReport:
-        """Check, then run the selected tests (the whole suite on run-all) and record the run."""
+    def run(
+        self, base: str | None = None, *, stream: bool = True, timeout: float | None = None
+    ) -> RunReport:
+        """Check, then run the selected tests (the whole suite on run-all) and record the run.
+
+        ``stream`` shows pytest's output live; past ``timeout`` seconds pytest is stopped and
+        :class:`~guard_core.errors.RunnerError` raised."""
         decision = self.check(base)
         runner = self.plugins.runner(self.settings)
         if hasattr(runner, "stream"):
             runner.stream = stream
+        if hasattr(runner, "timeout"):
+            runner.timeout = timeout
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
         tests = None if decision.level is Level.RUN_ALL else list(decision.tests)

@@ -135,6 +135,19 @@ class ChangedRegion:
 
 
 @attrs.frozen
+class IntegrityFlag:
+    """A test-file edit a human should look at: tests removed, skip/xfail added, assertions
+    weakened. It does not shrink the selection (test edits run the whole suite anyway)."""
+
+    file: str
+    kind: str  # tests-removed | skip-added | assertions-weakened
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "kind": self.kind, "detail": self.detail}
+
+
+@attrs.frozen
 class ChangeSet:
     """Everything a diff changed, as the slicer sees it.
 
@@ -146,6 +159,7 @@ class ChangeSet:
     files: tuple[ChangedFile, ...] = ()
     regions: tuple[ChangedRegion, ...] = ()
     problems: tuple[str, ...] = ()
+    integrity: tuple[IntegrityFlag, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -171,6 +185,11 @@ class Reason:
     rule: str
     via: str
     confidence: float | None = None
+
+    @property
+    def text(self) -> str:
+        """For people: ``covers pkg/mod.py::f``."""
+        return f"{self.rule} {self.via}"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"rule": self.rule, "via": self.via}
@@ -285,6 +304,7 @@ class Decision:
                 ],
                 "problems": list(cs.problems),
             },
+            "integrity": [flag.to_json() for flag in cs.integrity],
             "tests": list(self.tests),
             "reasons": {t: [r.to_json() for r in self.reasons.get(t, ())] for t in self.tests},
             "skipped": self.skipped_summary,

@@ -230,7 +230,7 @@ def print_decision(decision: Decision, limit: int = 15) -> None:
         table.add_column("test")
         table.add_column("why")
         for test in decision.tests[:limit]:
-            why = "; ".join(f"{r.rule} {r.via}" for r in decision.reasons.get(test, ())[:2])
+            why = "; ".join(r.text for r in decision.reasons.get(test, ())[:2])
             table.add_row(test, why)
         console.print(table)
         if len(decision.tests) > limit:

@@ -157,10 +157,10 @@ def doctor(repo: Path) -> None:
     sys.exit(0 if ok else 1)
 
 
-def _register_more() -> None:
-    from guard_adapters.cli import commands  # noqa: F401  (registers the remaining commands)
-
-
 def main() -> None:
-    _register_more()
     guard(prog_name="guard")
+
+
+# The other commands register themselves on import; importing them here means a host CLI that
+# mounts ``guard`` (``cli.add_command(guard)``) gets every command. They import little.
+from guard_adapters.cli import agents, commands  # noqa: E402, F401

@@ -26,6 +26,7 @@ class PytestRunner:
     def __init__(self, settings: Settings, stream: bool = True) -> None:
         self.settings = settings
         self.stream = stream
+        self.timeout: float | None = None
 
     def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult:
         plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
@@ -46,8 +47,11 @@ class PytestRunner:
                 proc = subprocess.run(
                     cmd, cwd=repo, env=env, check=False,
                     stdout=None if self.stream else subprocess.PIPE,
-                    stderr=None if self.stream else subprocess.STDOUT,
+                    stderr=None if self.stream else subprocess.STDOUT, timeout=self.timeout,
                 )  # fmt: skip
+            except subprocess.TimeoutExpired as exc:
+                raise RunnerError(f"pytest timed out after {self.timeout:.0f} s",
+                                  hint="run `guard run` outside the hook") from exc  # fmt: skip
             except OSError as exc:
                 raise RunnerError(
                     f"cannot start pytest: {exc}", hint="set --python / GUARD_PYTHON"

@@ -16,11 +16,19 @@ from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
 from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
 from guard_adapters.python.compare import compare_modules
+from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
-from guard_core.model import ChangedFile, ChangedRegion, ChangeSet, FileKind, FileRole
+from guard_core.model import (
+    ChangedFile,
+    ChangedRegion,
+    ChangeSet,
+    FileKind,
+    FileRole,
+    IntegrityFlag,
+)
 
 ENVIRONMENT_NAMES = frozenset(
     {
@@ -112,19 +120,20 @@ class GitSlicer:
         files: list[ChangedFile] = []
         regions: list[ChangedRegion] = []
         problems: list[str] = []
+        flags: list[IntegrityFlag] = []
         for entry in entries:
-            changed, found, problem = self._entry(root, base_sha, entry, layout)
+            changed, found, problem = self._entry(root, base_sha, entry, layout, flags)
             files.append(changed)
             regions += found
             if problem:
                 problems.append(problem)
-        return ChangeSet(
-            base=base_sha, files=tuple(files), regions=tuple(regions), problems=tuple(problems)
-        )
+        return ChangeSet(base=base_sha, files=tuple(files), regions=tuple(regions),
+                         problems=tuple(problems), integrity=tuple(flags))  # fmt: skip
 
     def _entry(
-        self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout
-    ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:
+        self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout,
+        flags: list[IntegrityFlag],
+    ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:  # fmt: skip
         kind = _KINDS.get(entry.status, FileKind.MODIFIED)
         role = file_role(entry.path, layout)
         if entry.old_path and role is not FileRole.TEST:
@@ -144,6 +153,8 @@ class GitSlicer:
         changed = ChangedFile(entry.path, kind, role, entry.old_path, binary=binary)
         if entry.status not in "AMDRT":
             return changed, [], f"{entry.path}: unknown change kind {entry.status!r}"
+        if role is FileRole.TEST and entry.path.endswith(".py") and cached is None:
+            flags += integrity_flags(entry.path, old_data, new_data)
         if role is not FileRole.SOURCE:
             return changed, [], None
         try:
