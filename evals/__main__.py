@@ -1,0 +1,78 @@
+"""``python -m evals [run] [--target T] [--split S] [--limit N]`` · ``python -m evals generate``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from evals.edits import SPLIT, load_split, save_split
+from evals.targets import TARGETS, prepare
+
+SEED = 20261129
+
+
+@click.group(invoke_without_command=True)
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Guard's evaluation harness."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(run)
+
+
+@cli.command()
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    default=("flask", "astroid"),
+    type=click.Choice(sorted(TARGETS)),
+    show_default=True,
+)
+@click.option("--split", "split", type=click.Choice(["dev", "held-out", "all"]), default="all")
+@click.option("--limit", type=int, default=None, help="N edits per target, spread over the kinds")
+@click.option("--fresh-truth", is_flag=True, help="recompute the ground truth (a suite per edit)")
+@click.option("--no-testmon", is_flag=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="reports folder")
+def run(
+    targets: tuple[str, ...],
+    split: str,
+    limit: int | None,
+    fresh_truth: bool,
+    no_testmon: bool,
+    out: Path | None,
+) -> None:
+    """Evaluate every strategy on the frozen edits and write reports/<target>.md."""
+    from evals import report
+    from evals.runner import evaluate
+
+    edits = load_split()
+    for name in targets:
+        chosen = [e for e in edits if e.target == name and split in ("all", e.split)]
+        if limit is not None and len(chosen) > limit:
+            chosen = chosen[:: -(-len(chosen) // limit)][:limit]
+        started = time.perf_counter()
+        result = evaluate(name, chosen, fresh_truth=fresh_truth, testmon=not no_testmon)
+        title = f"{TARGETS[name].spec}: {len(chosen)} edits ({split})"
+        path = report.write(result, title, out or report.REPORTS)
+        click.echo(path.read_text().split("## Per edit")[0])
+        click.echo(f"[{name}] done in {time.perf_counter() - started:.0f} s -> {path}")
+
+
+@cli.command()
+@click.option("--target", "targets", multiple=True, default=tuple(sorted(TARGETS)))
+def generate(targets: tuple[str, ...]) -> None:
+    """Regenerate split.json (seeded); commit the result."""
+    from evals.generate import generate as make
+
+    kept = [e for e in (load_split() if SPLIT.exists() else []) if e.target not in targets]
+    for name in targets:
+        made = make(prepare(TARGETS[name]), SEED)
+        click.echo(f"{name}: {len(made)} edits")
+        kept += made
+    save_split(kept, SEED)
+
+
+if __name__ == "__main__":
+    cli()

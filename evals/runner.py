@@ -1,0 +1,162 @@
+"""Evaluate every strategy on one target's frozen edits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evals import strategies
+from evals.edits import Edit, apply, revert
+from evals.metrics import Outcome, Summary, summarise
+from evals.pytest_run import run_pytest
+from evals.targets import WORK, Prepared, optional_install, prepare
+from evals.truth import TRUTH, Truth, TruthCache, ground_truth
+from guard_core.api import Guard
+
+Log = Callable[[str], None]
+
+
+@attrs.frozen
+class TargetResult:
+    target: str
+    tests: int
+    suite_seconds: float  # baseline wall of the whole suite
+    ingest_seconds: float
+    summaries: tuple[Summary, ...]
+    rows: tuple[dict[str, Any], ...]  # per edit: kind, truth, per-strategy selection size
+
+
+def ingest(prepared: Prepared) -> float:
+    """Guard's static + per-test evidence ingest, through the CLI as a user runs it."""
+    guard = Path(sys.executable).parent / "guard"
+    started = time.perf_counter()
+    subprocess.run(
+        [str(guard), "ingest-coverage", str(prepared.repo), "--python", str(prepared.python)],
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - started
+
+
+def evaluate(
+    target_name: str,
+    edits: Sequence[Edit],
+    *,
+    fresh_truth: bool = False,
+    testmon: bool = True,
+    log: Log = print,
+    work: Path = WORK,
+    truth_dir: Path = TRUTH,
+) -> TargetResult:
+    from evals.targets import TARGETS
+
+    prepared = prepare(TARGETS[target_name], work)
+    log(f"[{target_name}] baseline suite")
+    baseline = run_pytest(prepared.python, prepared.repo, None, prepared.target.pytest_args)
+    universe = strategies.Universe(baseline.seconds)
+    peer = None  # installed before Guard's ingest: a new package afterwards widens to run-all
+    if testmon and prepared.target.testmon and optional_install(prepared.python, "pytest-testmon"):
+        peer = strategies.Testmon(prepared, work)
+        peer.build()
+    log(f"[{target_name}] {len(baseline.seconds)} tests, {baseline.wall:.1f} s; guard ingest")
+    ingest_seconds = ingest(prepared)
+    cache = TruthCache(prepared, fresh_truth, truth_dir)
+    guards = {
+        name: Guard.open(prepared.repo, **settings)
+        for name, settings in strategies.GUARD_VARIANTS.items()
+    }
+    for g in guards.values():
+        g.check()  # warm: connection, plugin manager, imports
+    outcomes: dict[str, list[Outcome]] = {}
+    rows, run_all_wall = [], {}
+    try:
+        for n, edit in enumerate(edits, 1):
+            apply(prepared.repo, edit)
+            try:
+                truth = ground_truth(prepared, baseline, cache, edit)
+                run_all_wall[edit.id] = truth.wall
+                picks = {
+                    "run-all": strategies.Selection(None, 0.0, truth.wall),
+                    "same-file": strategies.same_file(edit, universe),
+                    "naive-guess": strategies.naive_guess(edit, universe),
+                }
+                for name, g in guards.items():
+                    picks[name] = strategies.guard_selection(g)
+                picks["guard"] = _measured(prepared, picks["guard"], truth.wall)
+                if peer is not None:
+                    picks["testmon"] = peer.select()
+            finally:
+                revert(prepared.repo)
+            overhead = max(baseline.wall - sum(baseline.seconds.values()), 0.0)
+            for name, pick in picks.items():
+                outcomes.setdefault(name, []).append(
+                    _outcome(edit, pick, truth, baseline.seconds, overhead)
+                )
+            rows.append(
+                {
+                    "edit": edit.id,
+                    "kind": edit.kind,
+                    "split": edit.split,
+                    "failing": len(truth.failing),
+                    "sizes": {
+                        k: None if p.tests is None else len(p.tests) for k, p in picks.items()
+                    },
+                }
+            )
+            log(
+                f"[{target_name}] {n}/{len(edits)} {edit.id}: {len(truth.failing)} failing"
+                f"{' (cached)' if truth.cached else ''}; guard "
+                f"{'run-all' if picks['guard'].tests is None else len(picks['guard'].tests)}"
+            )
+    finally:
+        for g in guards.values():
+            g.close()
+        subprocess.run(
+            [
+                str(Path(sys.executable).parent / "guard"),
+                "server",
+                "stop",
+                "--repo",
+                str(prepared.repo),
+            ],
+            capture_output=True,
+            check=False,
+        )
+    summaries = tuple(
+        summarise(name, outs, baseline.seconds, run_all_wall) for name, outs in outcomes.items()
+    )
+    return TargetResult(
+        target_name, len(baseline.seconds), baseline.wall, ingest_seconds, summaries, tuple(rows)
+    )
+
+
+def _measured(
+    prepared: Prepared, pick: strategies.Selection, run_all: float
+) -> strategies.Selection:
+    """Guard's wall time is measured: its selection really runs (run-all reuses the truth run)."""
+    if pick.tests is None:
+        return attrs.evolve(pick, wall=(pick.latency or 0.0) + run_all)
+    run = run_pytest(prepared.python, prepared.repo, pick.tests, prepared.target.pytest_args)
+    return attrs.evolve(pick, wall=(pick.latency or 0.0) + run.wall)
+
+
+def _outcome(
+    edit: Edit,
+    pick: strategies.Selection,
+    truth: Truth,
+    seconds: dict[str, float],
+    overhead: float,
+) -> Outcome:
+    wall, measured = pick.wall, pick.wall is not None
+    if pick.tests is None:  # the whole suite: that is the truth run on this very tree
+        wall, measured = (pick.latency or 0.0) + truth.wall, True
+    elif wall is None:  # estimated: pytest's start-up plus the selected tests' baseline time
+        ran = sum(seconds.get(t, 0.0) for t in pick.tests)
+        wall = (pick.latency or 0.0) + (overhead + ran if ran else 0.0)
+    return Outcome(edit.id, pick.tests, truth.failing, pick.latency, wall, measured)

@@ -1,0 +1,159 @@
+"""Evaluation targets: a PyPI sdist made into a git repository with its own virtualenv."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import attrs
+
+WORK = Path(os.environ.get("GUARD_EVALS_WORK", Path(__file__).resolve().parent / ".work"))
+
+
+@attrs.frozen
+class Target:
+    name: str
+    spec: str  # the sdist, pinned
+    test_deps: tuple[str, ...]
+    sources: tuple[str, ...]  # where generated edits go (package directories)
+    pytest_args: tuple[str, ...] = ()
+    python: str = "3.12"  # sys.monitoring makes per-test evidence cheap; falls back to this one
+    testmon: bool = True  # compare with pytest-testmon (it re-traces every selected test)
+
+
+TARGETS = {
+    t.name: t
+    for t in (
+        Target("flask", "flask==3.1.2", ("pytest<9",), ("src/flask",)),
+        # a 100 s suite: every pytest run of it (truth, selections) uses both cores
+        Target(
+            "astroid",
+            "astroid==3.3.8",
+            ("pytest<9", "setuptools", "pytest-xdist"),
+            ("astroid",),
+            pytest_args=("-n", "2"),
+            testmon=False,  # minutes per edit under its tracer: out of the 20-minute budget
+        ),
+        # the CI smoke target: a real project whose suite takes about a second
+        Target(
+            "itsdangerous", "itsdangerous==2.2.0", ("pytest<9", "freezegun"), ("src/itsdangerous",)
+        ),
+    )
+}
+
+
+@attrs.frozen
+class Prepared:
+    target: Target
+    repo: Path
+    python: Path  # the target venv's interpreter
+
+
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=evals",
+            "-c",
+            "user.email=evals@example.invalid",
+            *args,
+        ],
+        check=check,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def sdist_repo(spec: str, work: Path = WORK) -> Path:
+    """A clean git repository of ``spec``'s sdist (downloaded once, reset on reuse)."""
+    target = work / spec.replace("==", "-")
+    if (target / ".git").is_dir():
+        git(target, "reset", "-q", "--hard")
+        git(target, "clean", "-qfdx", "-e", ".guard")
+        return target
+    downloads = work / "downloads"
+    downloads.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            spec,
+            "-d",
+            str(downloads),
+        ],
+        check=True,
+    )
+    name, _, version = spec.partition("==")
+    stem = f"{name.replace('-', '_')}-{version}"
+    archive = next(
+        p
+        for p in downloads.iterdir()
+        if p.name.lower().startswith((stem.lower(), f"{name}-{version}".lower()))
+    )
+    with tarfile.open(archive) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        tar.extractall(work, filter="data")
+    (work / top).rename(target)
+    git(target, "init", "-q")
+    # what any real checkout ignores (sdists ship no .gitignore)
+    (target / ".git" / "info" / "exclude").write_text(
+        "__pycache__/\n*.pyc\n.pytest_cache/\n.coverage*\n.testmondata*\n", encoding="utf-8"
+    )
+    git(target, "add", "-A")
+    git(target, "commit", "-qm", f"{spec} sdist")
+    return target
+
+
+def base_python(minor: str) -> str:
+    """An interpreter of version ``minor`` (pyenv or PATH), else the running one."""
+    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{minor}*/bin/python")))
+    for found in (*candidates, f"/usr/bin/python{minor}", f"/usr/local/bin/python{minor}"):
+        if Path(found).exists():
+            return found
+    return sys.executable
+
+
+def target_venv(repo: Path, deps: tuple[str, ...], base: str) -> Path:
+    """A virtualenv next to ``repo`` with the target installed (editable) and ``deps``."""
+    venv = repo.parent / f"{repo.name}-venv"
+    python = venv / "bin" / "python"
+    marker = venv / "evals-deps.txt"
+    wanted = "\n".join(deps)
+    if not python.exists():
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    if not marker.exists() or marker.read_text() != wanted:
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "-e", str(repo), *deps], check=True
+        )
+        marker.write_text(wanted)
+    return python
+
+
+def optional_install(python: Path, package: str) -> bool:
+    """Install ``package`` into the target venv if the registry has it; False otherwise."""
+    probe = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", package], capture_output=True, check=False
+    )
+    return probe.returncode == 0
+
+
+def prepare(target: Target, work: Path = WORK) -> Prepared:
+    repo = sdist_repo(target.spec, work)
+    python = target_venv(repo, ("coverage", *target.test_deps), base_python(target.python))
+    if git(repo, "status", "--porcelain").strip():  # an editable install rewrote egg-info
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "installed")
+    return Prepared(target, repo, python)
