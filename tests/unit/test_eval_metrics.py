@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from evals.metrics import Outcome, summarise
 
 SECONDS = {"t1": 1.0, "t2": 1.0, "t3": 2.0}  # 4 s in all
