@@ -14,7 +14,7 @@ import attrs
 from evals import strategies
 from evals.edits import Edit, apply, revert
 from evals.metrics import Outcome, Summary, summarise
-from evals.pytest_run import run_pytest
+from evals.pytest_run import SuiteRun, run_pytest
 from evals.targets import WORK, Prepared, optional_install, prepare
 from evals.truth import TRUTH, Truth, TruthCache, ground_truth
 from guard_core.api import Guard
@@ -80,15 +80,17 @@ def evaluate(
             apply(prepared.repo, edit)
             try:
                 truth = ground_truth(prepared, baseline, cache, edit)
-                run_all_wall[edit.id] = truth.wall
+                # the denominator is this run's own whole-suite time, not the cached truth
+                # run's (measured earlier, maybe on a busier machine)
+                run_all_wall[edit.id] = baseline.wall
                 picks = {
-                    "run-all": strategies.Selection(None, 0.0, truth.wall),
+                    "run-all": strategies.Selection(None, 0.0, baseline.wall),
                     "same-file": strategies.same_file(edit, universe),
                     "naive-guess": strategies.naive_guess(edit, universe),
                 }
                 for name, g in guards.items():
                     picks[name] = strategies.guard_selection(g)
-                picks["guard"] = _measured(prepared, picks["guard"], truth.wall)
+                picks["guard"] = _measured(prepared, picks["guard"], baseline.wall)
                 if peer is not None:
                     picks["testmon"] = peer.select()
             finally:
@@ -96,7 +98,7 @@ def evaluate(
             overhead = max(baseline.wall - sum(baseline.seconds.values()), 0.0)
             for name, pick in picks.items():
                 outcomes.setdefault(name, []).append(
-                    _outcome(edit, pick, truth, baseline.seconds, overhead)
+                    _outcome(edit, pick, truth, baseline, overhead)
                 )
             rows.append(
                 {
@@ -150,12 +152,13 @@ def _outcome(
     edit: Edit,
     pick: strategies.Selection,
     truth: Truth,
-    seconds: dict[str, float],
+    baseline: SuiteRun,
     overhead: float,
 ) -> Outcome:
+    seconds = baseline.seconds
     wall, measured = pick.wall, pick.wall is not None
-    if pick.tests is None:  # the whole suite: that is the truth run on this very tree
-        wall, measured = (pick.latency or 0.0) + truth.wall, True
+    if pick.tests is None:  # the whole suite, as timed by this run's baseline
+        wall, measured = (pick.latency or 0.0) + baseline.wall, True
     elif wall is None:  # estimated: pytest's start-up plus the selected tests' baseline time
         ran = sum(seconds.get(t, 0.0) for t in pick.tests)
         wall = (pick.latency or 0.0) + (overhead + ran if ran else 0.0)

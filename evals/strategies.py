@@ -86,6 +86,7 @@ GUARD_VARIANTS: dict[str, dict[str, Any]] = {
     "guard": {},
     "guard-no-confidence": {"use_confidence": False},
     "guard-no-widening": {"widening": False},
+    "guard-no-lines": {"line_evidence": False},
     "guard-seed-policy": {"seed_policy": True},
 }
 

@@ -33,6 +33,7 @@ class Settings:
     use_confidence: bool = True  # ablation: --no-confidence
     widening: bool = True  # ablation: --no-widening
     seed_policy: bool = False  # ablation: the published policy without refinements
+    line_evidence: bool = True  # ablation: --no-lines selects every test of a changed function
     pytest_args: tuple[str, ...] = ()
     plugin_autoload: bool = True
     policies: tuple[str, ...] = ()  # empty: every registered trust policy votes
@@ -53,7 +54,7 @@ _ENV = {
     "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
-_BOOLS = {"use_confidence", "widening", "seed_policy", "plugin_autoload"}
+_BOOLS = {"use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence"}
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}
 _FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo"}

@@ -14,6 +14,7 @@ from typing import Any
 
 from guard_core.config import Settings
 from guard_core.errors import GuardError, RepositoryError
+from guard_core.lines import observers
 from guard_core.logs import get_logger
 from guard_core.model import (
     ChangedRegion,
@@ -174,8 +175,10 @@ class Engine:
         level = Level.RUN_ALL if pre else vote.level
         selection = Selection()
         selection.overrides.extend(pre)
+        # recorded lines are base-side lines only when the diff starts at the evidence commit
+        lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
         for region in cs.regions:
-            self._select_region(region, evidence, selection)
+            self._select_region(region, evidence, selection, lines_apply)
         removed = sorted({n for r in cs.regions for n in r.removed})
         if removed and not s.seed_policy:  # `from m import gone` now fails at import time
             for path in self.store.importers_of(removed):
@@ -286,7 +289,11 @@ class Engine:
             selection.add(e.test, Reason(rule, via, e.confidence))
 
     def _select_region(
-        self, region: ChangedRegion, evidence: dict[str, list[CoverEdge]], selection: Selection
+        self,
+        region: ChangedRegion,
+        evidence: dict[str, list[CoverEdge]],
+        selection: Selection,
+        lines_apply: bool,
     ) -> None:
         s = self.settings
         fid = judged_id(region)
@@ -302,7 +309,8 @@ class Engine:
                 if region.side_effects:
                     self._importers(region.file, selection, "import-time-code", region.id)
                 return
-            selection.add_edges(own, "covers")
+            localised = lines_apply and region.hunks and not region.definition_changed
+            selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
             if region.definition_changed and refined and region.names:
                 select_readers(
                     self.store, region.names, evidence, selection, region.id, s.min_confidence

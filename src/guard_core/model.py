@@ -107,6 +107,20 @@ class ChangedFile:
 
 
 @attrs.frozen
+class Hunk:
+    """A changed stretch of a function body, in the base side's line numbers.
+
+    ``start``..``end`` (end exclusive) are the base lines replaced; for a pure insertion
+    ``start == end`` is the line just after the insertion point. ``opens_paths``: the new text
+    may run on paths that did not run the old lines (it dedents out of their block, adds a
+    clause such as ``else``/``except``, or inserts code)."""
+
+    start: int
+    end: int
+    opens_paths: bool = True
+
+
+@attrs.frozen
 class ChangedRegion:
     """A function, class body or module body whose code differs between the two sides.
 
@@ -132,6 +146,7 @@ class ChangedRegion:
     names: tuple[str, ...] = ()
     side_effects: bool = False
     removed: tuple[str, ...] = ()  # dotted names that no longer exist after the change
+    hunks: tuple[Hunk, ...] = ()  # where a modified body changed; () when unknown
 
 
 @attrs.frozen
@@ -176,6 +191,7 @@ class CoverEdge:
     confidence: float = attrs.field(default=1.0, validator=_unit_interval)
     evidence_count: int = 1
     last_verified_sha: str | None = None
+    lines: frozenset[int] = frozenset()  # the function's lines it executed; empty: unknown
 
 
 @attrs.frozen

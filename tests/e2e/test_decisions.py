@@ -317,3 +317,51 @@ def test_a_new_file_in_a_listed_folder_selects_the_tests_that_list_it(
         assert d.tests == ("tests/test_load.py::test_count",)
         assert d.reasons[d.tests[0]][0].rule == "lists-changed-folder"
         assert g.run(stream=False).exit_code == 1
+
+
+BRANCHY = (
+    "def f(x):\n    y = x + 1\n    if x > 0:\n        y = 2 * y\n    z = y - 1\n    return z\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # inside the branch only the positive test ran: only it can observe the change
+        ("y = 2 * y", "y = 3 * y", {"test_pos"}),
+        # a shared line, and code inserted where every call passes
+        ("z = y - 1", "z = y - 2", {"test_pos", "test_neg"}),
+        ("    z = y - 1\n", "    y = y + 0\n    z = y - 1\n", {"test_pos", "test_neg"}),
+        # a new path (an else clause) cannot be placed on one test's path: every test of f
+        (
+            "        y = 2 * y\n",
+            "        y = 2 * y\n    else:\n        y = 7\n",
+            {"test_pos", "test_neg"},
+        ),
+        # new code at the end of the body: who falls through is not recorded, so every test
+        ("    return z\n", "    return z\n    print('unreachable')\n", {"test_pos", "test_neg"}),
+    ],
+)
+def test_line_evidence_narrows_a_body_edit_to_the_tests_that_reach_it(
+    tmp_path: Path, falkordb_url: str, old: str, new: str, expected: set[str]
+) -> None:
+    repo = make_repo(tmp_path / "r", {
+        "pkg/__init__.py": "",
+        "pkg/m.py": BRANCHY,
+        "tests/test_m.py": "from pkg.m import f\n\n\ndef test_pos():\n    assert f(1) == 3\n\n\n"
+                           "def test_neg():\n    assert f(-1) == -1\n",
+    })  # fmt: skip
+    with fresh_ingest(repo, falkordb_url, "lines") as g:
+        (repo / "pkg/m.py").write_text(BRANCHY.replace(old, new, 1))
+        d = decide(g)
+        assert {t.split("::")[-1] for t in d.tests} == expected
+        breaks = any(s in new for s in ("3 * y", "- 2", "y = 7"))
+        assert g.run(stream=False).exit_code == (1 if breaks else 0)
+        with Guard.open(
+            repo,
+            env={},
+            falkordb_url=g.settings.falkordb_url,
+            graph=g.settings.graph,
+            line_evidence=False,
+        ) as wide:  # the ablation
+            assert len(wide.check().tests) == 2

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from evals import report
 from evals.edits import load_split
 from evals.runner import evaluate
+
+from evals import report
 
 EDITS = ("negate-condition-1", "harmless-1", "test-file-1", "new-helper-1")
 

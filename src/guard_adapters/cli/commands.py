@@ -199,6 +199,12 @@ ablations = [
         default=False,
         help="Ablation: the published policy, without Guard's refinements.",
     ),
+    click.option(
+        "--no-lines",
+        is_flag=True,
+        default=False,
+        help="Ablation: every test of a changed function, not only those that reached the edit.",
+    ),
 ]
 
 
@@ -209,12 +215,13 @@ def with_ablations(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _ablation_settings(
-    no_confidence: bool, no_widening: bool, seed_policy: bool
+    no_confidence: bool, no_widening: bool, seed_policy: bool, no_lines: bool
 ) -> dict[str, bool | None]:
     return {
         "use_confidence": False if no_confidence else None,
         "widening": False if no_widening else None,
         "seed_policy": True if seed_policy else None,
+        "line_evidence": False if no_lines else None,
     }
 
 
@@ -260,11 +267,13 @@ def check_cmd(
     no_confidence: bool,
     no_widening: bool,
     seed_policy: bool,
+    no_lines: bool,
 ) -> None:
     """Which tests the working-tree diff needs, and why (runs nothing)."""
     from guard_adapters.workspace import open_guard
 
-    with open_guard(repo, **_ablation_settings(no_confidence, no_widening, seed_policy)) as g:
+    ablation = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
+    with open_guard(repo, **ablation) as g:
         decision = g.check(base)
     if as_json:
         emit_json(decision.to_json())
@@ -292,13 +301,14 @@ def run_cmd(
     no_confidence: bool,
     no_widening: bool,
     seed_policy: bool,
+    no_lines: bool,
 ) -> None:
     """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
     import sys
 
     from guard_adapters.workspace import open_guard
 
-    overrides = _ablation_settings(no_confidence, no_widening, seed_policy)
+    overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
     with open_guard(repo, python=python, **overrides) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)

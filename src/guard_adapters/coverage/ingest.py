@@ -36,11 +36,16 @@ Progress = Callable[[int, int], None]
 _SHARED = (SESSION, IMPORT)
 
 
+UNKNOWN_LINE = 0  # "some of its lines": code that ran unseen (plugins' imports), data files
+Executed = dict[str, set[int]]  # region id or data-file path -> lines executed in it
+
+
 @attrs.frozen
 class RunEvidence:
-    """What one pytest run showed: per test, the ids it executed and its outcome."""
+    """What one pytest run showed: per test, the ids it executed (with their lines) and its
+    outcome."""
 
-    executed: dict[str, frozenset[str]]
+    executed: dict[str, dict[str, frozenset[int]]]
     outcomes: dict[str, TestOutcome]
     duration_ms: float
 
@@ -122,8 +127,11 @@ def run_collector(
         for ctx, paths in part.get("opened", {}).items():
             payload["opened"].setdefault(ctx, []).extend(paths)
         payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
-        for ctx, entries in part.get("entered", {}).items():
-            payload.setdefault("entered", {}).setdefault(ctx, []).extend(entries)
+        for ctx, files in part.get("lines", {}).items():
+            for rel, lines in files.items():
+                payload.setdefault("lines", {}).setdefault(ctx, {}).setdefault(rel, []).extend(
+                    lines
+                )
     return payload
 
 
@@ -136,9 +144,18 @@ def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> M
     return cache[path]
 
 
+def _executed() -> defaultdict[str, Executed]:
+    return defaultdict(lambda: defaultdict(set))
+
+
+def _merge(into: Executed, other: Executed) -> None:
+    for rid, lines in other.items():
+        into[rid] |= lines
+
+
 def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence:
-    """Executed ids per context from coverage data, then charged to tests."""
-    by_context: dict[str, set[str]] = defaultdict(set)
+    """Executed ids and lines per context from the collector's data, then charged to tests."""
+    by_context = _executed()
     cache: dict[str, ModuleRegions | None] = {}
     for db in sorted(out.glob("coverage-*.db")):
         data = CoverageData(basename=str(db))
@@ -156,37 +173,41 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             for line, contexts in data.contexts_by_lineno(measured).items():
                 owner = regions.owner(line)
                 for ctx in contexts:
-                    by_context[ctx].add(owner)
-    for ctx, entries in payload.get("entered", {}).items():  # the sys.monitoring collector
-        for path, first_line, name in entries:
-            regions = _regions(root, path, cache)
+                    by_context[ctx][owner].add(line)
+    for ctx, files in payload.get("lines", {}).items():  # the sys.monitoring collector
+        for rel, lines in files.items():
+            regions = _regions(root, rel, cache)
             if regions is not None:
-                by_context[ctx].add(regions.entered(first_line, name))
+                for line in lines:
+                    by_context[ctx][regions.owner(line)].add(line)
     for path in payload.get("preloaded", ()):
         regions = _regions(root, path, cache)
         if regions is not None:
-            by_context[SESSION].update(regions.regions)
+            for rid in regions.regions:
+                by_context[SESSION][rid].add(UNKNOWN_LINE)
     for ctx, paths in payload.get("opened", {}).items():
-        by_context[ctx].update(paths)  # data files are evidence under their own path
-    shared: set[str] = set()
-    collected: list[tuple[str, set[str]]] = []  # (node id prefix, ids its collection ran)
-    for ctx, ids in by_context.items():
+        for path in paths:  # data files are evidence under their own path
+            by_context[ctx][path].add(UNKNOWN_LINE)
+    shared: Executed = defaultdict(set)
+    collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
+    for ctx, ran in by_context.items():
         if ctx.startswith(_SHARED):
-            shared |= ids
+            _merge(shared, ran)
         elif ctx.startswith(COLLECT):
-            collected.append((ctx[len(COLLECT) :], ids))
-    executed: dict[str, set[str]] = defaultdict(set)
+            collected.append((ctx[len(COLLECT) :], ran))
+    executed = _executed()
     outcomes: dict[str, TestOutcome] = {}
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
-        ids = executed[tid]
-        ids |= by_context.get(nodeid, set()) | shared
+        mine = executed[tid]
+        _merge(mine, by_context.get(nodeid, {}))
+        _merge(mine, shared)
         for prefix, ran in collected:
             if _under(nodeid, prefix):
-                ids |= ran
+                _merge(mine, ran)
         for fixture in info.get("fixtures", ()):
-            ids |= by_context.get(fixture, set())
+            _merge(mine, by_context.get(fixture, {}))
         total_ms += info.get("duration_ms", 0.0)
         previous = outcomes.get(tid)
         outcome = info.get("outcome", "passed")
@@ -195,10 +216,11 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
             )
     return RunEvidence(
-        executed={t: frozenset(ids) for t, ids in executed.items()},
+        executed={t: {rid: frozenset(lines) for rid, lines in ran.items()}
+                  for t, ran in executed.items()},
         outcomes=outcomes,
         duration_ms=total_ms,
-    )
+    )  # fmt: skip
 
 
 def _under(nodeid: str, prefix: str) -> bool:
@@ -210,18 +232,22 @@ def _under(nodeid: str, prefix: str) -> bool:
 
 def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:
     """Edges with confidence = share of runs that saw them; flaky tests and their unstable
-    edges. A test whose outcome or executed set varies keeps only the edges every run saw."""
+    edges. A test whose outcome or executed set varies keeps only the edges every run saw.
+    An edge's lines are every line any run saw; unknown when any run ran the code unseen."""
     n = len(runs)
     tests = sorted({t for r in runs for t in r.executed})
     edges: list[CoverEdge] = []
     flaky: dict[str, float] = {}
     for test in tests:
-        sets = [r.executed.get(test, frozenset()) for r in runs]
+        ran = [r.executed.get(test, {}) for r in runs]
+        sets = [set(ids) for ids in ran]
         outcomes = [r.outcomes[test].outcome if test in r.outcomes else "missing" for r in runs]
         counts: dict[str, int] = defaultdict(int)
-        for ids in sets:
-            for fid in ids:
+        lines: dict[str, set[int]] = defaultdict(set)
+        for ids in ran:
+            for fid, seen_lines in ids.items():
                 counts[fid] += 1
+                lines[fid] |= seen_lines
         deviating = sum(1 for s, o in zip(sets, outcomes, strict=True)
                         if s != sets[0] or o != outcomes[0])  # fmt: skip
         unstable = deviating > 0
@@ -230,8 +256,9 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
         for fid, seen in sorted(counts.items()):
             if unstable and seen < n:
                 continue  # an edge that comes and goes is not evidence
+            known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
             edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
-                                   evidence_count=seen))  # fmt: skip
+                                   evidence_count=seen, lines=known))  # fmt: skip
     return edges, flaky
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import redis
 from falkordb import FalkorDB
 
+from guard_adapters.falkordb.codec import decode_lines, encode_lines
 from guard_adapters.falkordb.schema import BATCH, INDEXES, META_KEY, SCHEMA_VERSION
 from guard_core.errors import GuardError, SchemaMismatch, StoreError, StoreUnavailable
 from guard_core.logs import get_logger
@@ -360,20 +361,20 @@ class FalkorGraphStore:
             )
         # Rows grouped by test and edge properties: the client's parameter encoding is the
         # bottleneck of bulk writes, and ids in a list encode far faster than one dict per edge.
-        groups: dict[tuple[bool, str, str, float, int], list[str]] = {}
+        groups: dict[tuple[bool, str, str, float, int], list[list[str]]] = {}
         for e in edges:
             key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count)
-            groups.setdefault(key, []).append(e.function)
+            groups.setdefault(key, []).append([e.function, encode_lines(e.lines)])
         create = (
             "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
-            "last_verified_sha: $sha}]->(t)"
+            "last_verified_sha: $sha, lines: ls}]->(t)"
             if replace  # the pairs were just deleted, and CREATE is twice as fast as MERGE
             else "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = r.s, c.confidence = r.c, "
-            "c.evidence_count = r.n, c.last_verified_sha = $sha"
+            "c.evidence_count = r.n, c.last_verified_sha = $sha, c.lines = ls"
         )
         for is_function, match in (
             (True, "MATCH (f:Function {id: fid})"),
-            (False, "MERGE (f:File {path: fid}) WITH f, t, r"),
+            (False, "MERGE (f:File {path: fid}) WITH f, t, r, ls"),
         ):
             rows = [
                 {"t": test, "s": source, "c": conf, "n": count, "fs": fids}
@@ -382,8 +383,8 @@ class FalkorGraphStore:
             ]
             for chunk in _chunks_by_size(rows):
                 self._query(
-                    "UNWIND $rows AS r MATCH (t:Test {id: r.t}) UNWIND r.fs AS fid "
-                    f"{match} {create}",
+                    "UNWIND $rows AS r MATCH (t:Test {id: r.t}) UNWIND r.fs AS pair "
+                    f"WITH t, r, pair[0] AS fid, pair[1] AS ls {match} {create}",
                     {"rows": chunk, "sha": sha},
                 )
         self.refresh_no_evidence()
@@ -410,7 +411,8 @@ class FalkorGraphStore:
         # One row per function with its edges collected: fewer rows to decode client-side.
         returns = (
             "WHERE c.confidence >= $min RETURN id, "
-            "collect([t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha])"
+            "collect([t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha, "
+            "c.lines])"
         )
         rows: list[list[Any]] = []
         fn_ids = [i for i in ids if "::" in i]
@@ -433,9 +435,10 @@ class FalkorGraphStore:
                 confidence=float(conf if conf is not None else 0.0),
                 evidence_count=int(count or 0),
                 last_verified_sha=sha,
+                lines=decode_lines(lines),
             )
             for fid, collected in rows
-            for tid, source, conf, count, sha in collected
+            for tid, source, conf, count, sha, lines in collected
         ]
         return sorted(edges, key=lambda e: (-e.confidence, e.function, e.test))
 

@@ -43,27 +43,35 @@ _SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__
 
 
 class _MonitoringTracer:
-    """Python >= 3.12: records each code object entered, once per context, with
-    ``sys.monitoring`` (an event is disabled after it fires and re-armed at every context
-    switch). Function granularity is all Guard maps to, at a fraction of line tracing's cost;
-    coverage.py's own ``sysmon`` core cannot label contexts."""
+    """Python >= 3.12: records each line executed, once per context, with ``sys.monitoring``
+    (a line's event is disabled after it fires and re-armed at every context switch), at a
+    fraction of ``sys.settrace``'s cost; coverage.py's ``sysmon`` core cannot label contexts."""
 
     def __init__(self, root: Path) -> None:
         self.root = str(root) + os.sep
         self.context = SESSION
-        self.seen: dict[str, set[tuple[str, int, str]]] = defaultdict(set)
+        self.seen: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+        self.files: dict[str, str | None] = {}  # co_filename -> repo-relative path, or None
         self.mon = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
         self.tool = next(t for t in range(5, 0, -1) if self.mon.get_tool(t) is None)
         self.mon.use_tool_id(self.tool, "guard")
-        self.mon.register_callback(self.tool, self.mon.events.PY_START, self._entered)
-        self.mon.set_events(self.tool, self.mon.events.PY_START)
+        self.mon.register_callback(self.tool, self.mon.events.LINE, self._line)
+        self.mon.set_events(self.tool, self.mon.events.LINE)
 
-    def _entered(self, code: Any, offset: int) -> Any:
-        name = code.co_filename
+    def _relative(self, name: str) -> str | None:
+        rel = None
         if name.startswith(self.root) and name.endswith(".py"):
             rel = name[len(self.root) :]
-            if not _SKIP_PARTS.intersection(rel.split(os.sep)):
-                self.seen[self.context].add((rel, code.co_firstlineno, code.co_name))
+            if _SKIP_PARTS.intersection(rel.split(os.sep)):
+                rel = None
+        self.files[name] = rel
+        return rel
+
+    def _line(self, code: Any, line: int) -> Any:
+        name = code.co_filename
+        rel = self.files[name] if name in self.files else self._relative(name)
+        if rel is not None:
+            self.seen[self.context][rel].add(line)
         return self.mon.DISABLE
 
     def switch(self, label: str) -> None:
@@ -74,8 +82,9 @@ class _MonitoringTracer:
         self.mon.set_events(self.tool, 0)
         self.mon.free_tool_id(self.tool)
 
-    def dump(self) -> dict[str, list[list[Any]]]:
-        return {ctx: sorted([list(e) for e in entries]) for ctx, entries in self.seen.items()}
+    def dump(self) -> dict[str, dict[str, list[int]]]:
+        return {ctx: {rel: sorted(lines) for rel, lines in files.items()}
+                for ctx, files in self.seen.items()}  # fmt: skip
 
 
 def _use_monitoring() -> bool:
@@ -243,7 +252,7 @@ class GuardCollector:
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
-            "entered": self.tracer.dump() if self.tracer is not None else {},
+            "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")

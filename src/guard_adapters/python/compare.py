@@ -7,6 +7,7 @@ import builtins
 import difflib
 from collections.abc import Iterable
 
+from guard_adapters.python.hunks import function_hunks
 from guard_adapters.python.regions import PURE_DECORATORS, ModuleRegions, Region, Statement
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
 
@@ -118,6 +119,7 @@ def _function_change(
         names=(_dotted(module, ref.qualname),) if definition_changed else (),
         side_effects=definition_changed and header_moved and _impure(decorators),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
+        hunks=function_hunks(old, new) if old and new and not definition_changed else (),
     )  # fmt: skip
 
 

@@ -134,17 +134,6 @@ class ModuleRegions:
             return self.owners[line - 1]
         return node_id(self.path, MODULE_SCOPE)
 
-    def entered(self, first_line: int, name: str) -> str:
-        """The region of a code object, from its ``co_firstlineno`` and ``co_name``
-        (lambdas and generator expressions belong to the region around them)."""
-        if name == "<module>":
-            return node_id(self.path, MODULE_SCOPE)
-        return self._by_start.get((first_line, name)) or self.owner(first_line)
-
-    @functools.cached_property
-    def _by_start(self) -> dict[tuple[int, str], str]:
-        return {(r.start, r.name): r.id for r in reversed(list(self.regions.values()))}
-
     def functions(self) -> Iterator[Region]:
         return (r for r in self.regions.values() if r.kind is RegionKind.FUNCTION)
 
