@@ -22,13 +22,20 @@ class Outcome:
     def escaped(self) -> frozenset[str]:
         return frozenset() if self.selected is None else self.failing - self.selected
 
+    def silent(self) -> bool:
+        """The breakage goes unseen: the edit breaks tests and none of them is selected."""
+        return (
+            bool(self.failing) and self.selected is not None and not (self.failing & self.selected)
+        )
+
 
 @attrs.frozen
 class Summary:
     strategy: str
     edits: int
     killable: int
-    escaped_edits: tuple[str, ...]
+    escaped_edits: tuple[str, ...]  # a failing test was not selected
+    silent_edits: tuple[str, ...]  # no failing test was selected: the breakage goes unseen
     recall: float
     fallback_rate: float
     test_time_savings: float
@@ -66,6 +73,7 @@ def summarise(
         edits=len(outcomes),
         killable=len(killable),
         escaped_edits=tuple(o.edit for o in killable if o.escaped()),
+        silent_edits=tuple(o.edit for o in killable if o.silent()),
         recall=caught / failing if failing else 1.0,
         fallback_rate=sum(o.selected is None for o in outcomes) / max(len(outcomes), 1),
         test_time_savings=statistics.fmean(time_saved(o) for o in outcomes) if outcomes else 0.0,

@@ -32,22 +32,24 @@ def markdown(result: TargetResult, title: str) -> str:
         f"(make at least one test fail under run-all). Python {platform.python_version()} "
         "drives the harness; the target runs in its own venv.",
         "",
-        "| strategy | escaped / killable | escape rate | recall | fallback | test-time savings "
-        "| wall savings | latency p50 / max (ms) | escaped edits |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| strategy | escaped / killable | escape rate | silent escapes | recall | fallback "
+        "| test-time savings | wall savings | latency p50 / max (ms) | escaped edits |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for s in result.summaries:
         wall = _pct(s.wall_savings) + ("" if s.wall_measured else " (est.)")
         lines.append(
             f"| {s.strategy} | {len(s.escaped_edits)} / {s.killable} | {_pct(s.escape_rate)} "
-            f"| {_pct(s.recall)} | {_pct(s.fallback_rate)} | {_pct(s.test_time_savings)} "
+            f"| {len(s.silent_edits)} | {_pct(s.recall)} | {_pct(s.fallback_rate)} | {_pct(s.test_time_savings)} "
             f"| {wall} | {_ms(s.latency_p50)} / {_ms(s.latency_max)} "
             f"| {', '.join(s.escaped_edits) or '—'} |"
         )
     lines += [
         "",
-        "Wall savings marked (est.) are pytest's start-up plus the selected tests' baseline "
-        "durations; `guard` and `testmon` wall times are measured by running their selections.",
+        "An edit escapes when a test it makes fail (under run-all) is not selected; a *silent* "
+        "escape selects none of its failing tests, so the breakage goes unseen. Wall savings "
+        "marked (est.) are pytest's start-up plus the selected tests' baseline durations; "
+        "`guard` and `testmon` wall times are measured by running their selections.",
         "",
         "## Per edit",
         "",
