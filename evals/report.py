@@ -40,7 +40,8 @@ def markdown(result: TargetResult, title: str) -> str:
         wall = _pct(s.wall_savings) + ("" if s.wall_measured else " (est.)")
         lines.append(
             f"| {s.strategy} | {len(s.escaped_edits)} / {s.killable} | {_pct(s.escape_rate)} "
-            f"| {len(s.silent_edits)} | {_pct(s.recall)} | {_pct(s.fallback_rate)} | {_pct(s.test_time_savings)} "
+            f"| {len(s.silent_edits)} | {_pct(s.recall)} | {_pct(s.fallback_rate)} "
+            f"| {_pct(s.test_time_savings)} "
             f"| {wall} | {_ms(s.latency_p50)} / {_ms(s.latency_max)} "
             f"| {', '.join(s.escaped_edits) or '—'} |"
         )
