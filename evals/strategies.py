@@ -6,7 +6,7 @@ import difflib
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import closing
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -51,35 +51,40 @@ def _subject(path: str) -> str:
     return p.parent.name if p.stem == "__init__" else p.stem
 
 
-def same_file(edit: Edit, universe: Universe) -> Selection:
-    """``pkg/foo.py`` → ``test_foo.py`` (and a touched test file itself)."""
+def _by_file_name(
+    edit: Edit, universe: Universe, guess: Callable[[str], Iterable[str]]
+) -> Selection:
+    """Touched test files themselves, plus the test files ``guess`` names for each other file."""
     started = time.perf_counter()
-    wanted = set()
+    wanted: set[str] = set()
     for path in edit.files:
-        if is_test_file(path):
-            wanted.add(path)
-            continue
-        names = {f"test_{_subject(path)}.py", f"{_subject(path)}_test.py"}
-        wanted.update(f for f in universe.by_file if PurePosixPath(f).name in names)
+        wanted.update([path] if is_test_file(path) else guess(path))
     return Selection(universe.in_files(wanted), time.perf_counter() - started)
+
+
+def same_file(edit: Edit, universe: Universe) -> Selection:
+    """``pkg/foo.py`` → ``test_foo.py``."""
+
+    def guess(path: str) -> list[str]:
+        names = {f"test_{_subject(path)}.py", f"{_subject(path)}_test.py"}
+        return [f for f in universe.by_file if PurePosixPath(f).name in names]
+
+    return _by_file_name(edit, universe, guess)
 
 
 def naive_guess(edit: Edit, universe: Universe, per_file: int = 2) -> Selection:
     """The test files whose names look most like the changed files', as an agent would guess."""
-    started = time.perf_counter()
-    wanted = set()
-    for path in edit.files:
-        if is_test_file(path):
-            wanted.add(path)
-            continue
+
+    def guess(path: str) -> list[str]:
         subject = _subject(path).lower()
 
-        def score(test_file: str, subject: str = subject) -> float:
+        def score(test_file: str) -> float:
             stem = PurePosixPath(test_file).stem.removeprefix("test_").removesuffix("_test")
             return difflib.SequenceMatcher(None, subject, stem.lower()).ratio()
 
-        wanted.update(sorted(universe.by_file, key=lambda f: (-score(f), f))[:per_file])
-    return Selection(universe.in_files(wanted), time.perf_counter() - started)
+        return sorted(universe.by_file, key=lambda f: (-score(f), f))[:per_file]
+
+    return _by_file_name(edit, universe, guess)
 
 
 GUARD_VARIANTS: dict[str, dict[str, Any]] = {
