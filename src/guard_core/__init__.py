@@ -12,7 +12,8 @@ The public surface for host tools::
 Everything raised is a :class:`GuardError` subclass with a ``hint``.
 """
 
-from guard_core.api import Guard, RunReport
+from typing import TYPE_CHECKING, Any
+
 from guard_core.config import Settings, load_settings
 from guard_core.errors import (
     ConfigError,
@@ -38,6 +39,18 @@ from guard_core.model import (
     TrustComponents,
 )
 from guard_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from guard_core.api import Guard, RunReport
+
+
+def __getattr__(name: str) -> Any:
+    # the engine loads on first use: `guard --help` and the hooks need none of it
+    if name in ("Guard", "RunReport"):
+        from guard_core import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'guard_core' has no attribute {name!r}")
 
 __all__ = [
     "ChangeKind",
