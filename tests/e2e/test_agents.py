@@ -201,3 +201,12 @@ def _payload(result: Any) -> dict[str, Any]:
     if structured is None:
         return dict(json.loads(result.content[0].text))
     return dict(structured)
+
+
+def test_stop_hook_says_so_when_the_run_exceeds_its_budget(project: Path) -> None:
+    calc = project / "pkg/calc.py"
+    calc.write_text(calc.read_text().replace("a + b", "a - b"))
+    payload = {"session_id": "s2", "cwd": str(project), "stop_hook_active": False}
+    out = guard("hook", "claude-stop", "--budget", "0.01", stdin=json.dumps(payload))
+    reply = json.loads(out.stdout)
+    assert reply["decision"] == "block" and "did not finish within" in reply["reason"]
