@@ -61,6 +61,30 @@ def run(
 
 
 @cli.command()
+@click.option("--target", "targets", multiple=True, default=("flask", "astroid"),
+              type=click.Choice(sorted(TARGETS)))  # fmt: skip
+def explain(targets: tuple[str, ...]) -> None:
+    """Replay Guard's misses from the cached truth; append the table to reports/<target>.md."""
+    from evals import report
+    from evals.explain import explain as replay
+    from evals.explain import markdown
+    from evals.truth import TruthCache
+
+    edits = load_split()
+    for name in targets:
+        prepared = prepare(TARGETS[name])
+        cache = TruthCache(prepared, fresh=False)
+        chosen = [e for e in edits if e.target == name]
+        failing = {e.id: t.failing for e in chosen if (t := cache.get(e)) is not None}
+        text = markdown(replay(prepared, chosen, failing))
+        click.echo(text)
+        path = report.REPORTS / f"{name}.md"
+        if path.exists():
+            body = path.read_text().split("## Guard's misses")[0].rstrip("\n")
+            path.write_text(body + "\n\n" + text, encoding="utf-8")
+
+
+@cli.command()
 @click.option("--target", "targets", multiple=True, default=tuple(sorted(TARGETS)))
 def generate(targets: tuple[str, ...]) -> None:
     """Regenerate split.json (seeded); commit the result."""

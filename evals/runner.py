@@ -32,6 +32,13 @@ class TargetResult:
     rows: tuple[dict[str, Any], ...]  # per edit: kind, truth, per-strategy selection size
 
 
+def stop_server(repo: Path) -> None:
+    """Stop the embedded FalkorDB that Guard started for ``repo`` (no-op in server mode)."""
+    guard = Path(sys.executable).parent / "guard"
+    subprocess.run([str(guard), "server", "stop", "--repo", str(repo)], capture_output=True,
+                   check=False)  # fmt: skip
+
+
 def ingest(prepared: Prepared) -> float:
     """Guard's static + per-test evidence ingest, through the CLI as a user runs it."""
     guard = Path(sys.executable).parent / "guard"
@@ -109,6 +116,9 @@ def evaluate(
                     "sizes": {
                         k: None if p.tests is None else len(p.tests) for k, p in picks.items()
                     },
+                    "missed": {
+                        k: sorted(o[-1].escaped()) for k, o in outcomes.items() if o[-1].escaped()
+                    },
                 }
             )
             log(
@@ -119,17 +129,7 @@ def evaluate(
     finally:
         for g in guards.values():
             g.close()
-        subprocess.run(
-            [
-                str(Path(sys.executable).parent / "guard"),
-                "server",
-                "stop",
-                "--repo",
-                str(prepared.repo),
-            ],
-            capture_output=True,
-            check=False,
-        )
+        stop_server(prepared.repo)
     summaries = tuple(
         summarise(name, outs, baseline.seconds, run_all_wall) for name, outs in outcomes.items()
     )
