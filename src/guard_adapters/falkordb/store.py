@@ -367,14 +367,14 @@ class FalkorGraphStore:
             groups.setdefault(key, []).append([e.function, encode_lines(e.lines)])
         create = (
             "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
-            "last_verified_sha: $sha, lines: ls}]->(t)"
+            "last_verified_sha: $sha, lines: pair[1]}]->(t)"
             if replace  # the pairs were just deleted, and CREATE is twice as fast as MERGE
             else "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = r.s, c.confidence = r.c, "
-            "c.evidence_count = r.n, c.last_verified_sha = $sha, c.lines = ls"
+            "c.evidence_count = r.n, c.last_verified_sha = $sha, c.lines = pair[1]"
         )
         for is_function, match in (
-            (True, "MATCH (f:Function {id: fid})"),
-            (False, "MERGE (f:File {path: fid}) WITH f, t, r, ls"),
+            (True, "MATCH (f:Function {id: pair[0]})"),
+            (False, "MERGE (f:File {path: pair[0]}) WITH f, t, r, pair"),
         ):
             rows = [
                 {"t": test, "s": source, "c": conf, "n": count, "fs": fids}
@@ -384,7 +384,7 @@ class FalkorGraphStore:
             for chunk in _chunks_by_size(rows):
                 self._query(
                     "UNWIND $rows AS r MATCH (t:Test {id: r.t}) UNWIND r.fs AS pair "
-                    f"WITH t, r, pair[0] AS fid, pair[1] AS ls {match} {create}",
+                    f"{match} {create}",
                     {"rows": chunk, "sha": sha},
                 )
         self.refresh_no_evidence()
