@@ -31,6 +31,7 @@ class RunReport:
 
     decision: Decision
     result: RunResult | None
+    refreshed: str = ""  # what happened to the evidence (empty: refresh not attempted)
 
     @property
     def failed(self) -> list[str]:
@@ -132,13 +133,38 @@ class Guard:
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
         tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
-        result = runner.run(self.settings.repo, tests)
-        if tests is not None and result.exit_code == 5:  # selected ids no longer collect
-            result = runner.run(self.settings.repo, None)
+        refresher, session = self._start_refresh(decision, runner)
+        try:
+            result = runner.run(self.settings.repo, tests)
+            if tests is not None and result.exit_code == 5:  # selected ids no longer collect
+                if session is not None:  # discards it: the run did not pass
+                    refresher.finish(self.store, session, result)
+                    session = None
+                    runner.collect_to = None
+                result = runner.run(self.settings.repo, None)
+        finally:
+            if hasattr(runner, "collect_to"):
+                runner.collect_to = None
+        refreshed = ""
+        if session is not None:
+            refreshed = refresher.finish(self.store, session, result)
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
             if self._store is not None:
                 self._store.record_run(result.record)
-        return RunReport(decision, result)
+        return RunReport(decision, result, refreshed)
+
+    def _start_refresh(self, decision: Decision, runner: Any) -> tuple[Any, object | None]:
+        """The refresher and its session when this run's evidence can be refreshed."""
+        if not hasattr(runner, "collect_to"):
+            return None, None
+        try:
+            refresher = self.plugins.refresher(self.settings)
+            session = refresher.start(self.store, decision) if refresher else None
+        except GuardError:
+            return None, None
+        if session is not None:
+            runner.collect_to = refresher.collect_dir(session)
+        return refresher, session
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:
         """Record that ``test`` failed when ``function`` changed and Guard did not select it."""

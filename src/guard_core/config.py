@@ -37,6 +37,15 @@ class Settings:
     pytest_args: tuple[str, ...] = ()
     plugin_autoload: bool = True
     policies: tuple[str, ...] = ()  # empty: every registered trust policy votes
+    # `guard run` re-measures what it ran and moves the evidence base to the tree it passed on;
+    # None: only with the embedded server (a shared graph's base must exist in every clone)
+    refresh_evidence: bool | None = None
+
+    @property
+    def refreshes_evidence(self) -> bool:
+        if self.refresh_evidence is None:
+            return self.falkordb_url is None
+        return self.refresh_evidence
 
     @property
     def guard_dir(self) -> Path:
@@ -52,9 +61,13 @@ _ENV = {
     "GUARD_MEDIUM_THRESHOLD": "medium_threshold",
     "GUARD_MIN_CONFIDENCE": "min_confidence",
     "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
+    "GUARD_REFRESH_EVIDENCE": "refresh_evidence",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
-_BOOLS = {"use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence"}
+_BOOLS = {
+    "use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence",
+    "refresh_evidence",
+}  # fmt: skip
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}
 _FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo"}

@@ -10,7 +10,8 @@ or edges without line data) every covering test stays selected.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 
 from guard_core.model import CoverEdge, Hunk
 
@@ -45,3 +46,23 @@ def observers(edges: Sequence[CoverEdge], hunks: Sequence[Hunk]) -> list[CoverEd
     if lines is None:
         return list(edges)
     return [e for e in edges if not e.lines or not e.lines.isdisjoint(lines)]
+
+
+def line_mapping(old: Sequence[str], new: Sequence[str]) -> dict[int, int]:
+    """1-based line numbers of ``old`` that survive unchanged in ``new``, to their new number.
+    Lines inside replaced, deleted or moved blocks have no entry."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    out: dict[int, int] = {}
+    for a, b, size in matcher.get_matching_blocks():
+        for i in range(size):
+            out[a + i + 1] = b + i + 1
+    return out
+
+
+def remap_edge_lines(lines: frozenset[int], mapping: Mapping[int, int]) -> frozenset[int]:
+    """An edge's recorded lines in the new version of its file; unknown (empty) when any of
+    them did not survive, since what the test runs there is then unknown."""
+    moved = [mapping.get(line) for line in lines]
+    if not lines or any(m is None for m in moved):
+        return frozenset()
+    return frozenset(m for m in moved if m is not None)

@@ -23,6 +23,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "guard_adapters.python.plugin",
     "guard_adapters.libcst.plugin",
     "guard_adapters.pytest.plugin",
+    "guard_adapters.coverage.plugin",
 )
 """Import strings of the built-in plugins, loaded lazily when a manager is built."""
 
@@ -39,6 +40,7 @@ class AdapterRegistry:
     collectors: dict[str, Factory] = attrs.field(factory=dict)
     policies: dict[str, Factory] = attrs.field(factory=dict)
     environments: dict[str, Factory] = attrs.field(factory=dict)
+    refreshers: dict[str, Factory] = attrs.field(factory=dict)
 
     def add_store(self, name: str, factory: Factory) -> None:
         self.stores[name] = factory
@@ -59,6 +61,10 @@ class AdapterRegistry:
         """A factory returning a no-argument callable: the fingerprint of the interpreter and
         packages that run the tests (a change since the ingest widens to run-all)."""
         self.environments[name] = factory
+
+    def add_refresher(self, name: str, factory: Factory) -> None:
+        """A factory returning an :class:`~guard_core.ports.EvidenceRefresher`."""
+        self.refreshers[name] = factory
 
 
 def make_plugin_manager(
@@ -123,6 +129,11 @@ class Plugins:
         if name not in self.registry.environments:
             return None
         return self._pick("environment", self.registry.environments, name, settings)
+
+    def refresher(self, settings: Settings, name: str = "coverage") -> Any:
+        if name not in self.registry.refreshers:
+            return None
+        return self._pick("refresher", self.registry.refreshers, name, settings)
 
     def trust_policies(self, settings: Settings) -> list[Any]:
         names = settings.policies or tuple(sorted(self.registry.policies))

@@ -14,6 +14,7 @@ import attrs
 from guard_core.model import (
     ChangeSet,
     CoverEdge,
+    Decision,
     FileIndex,
     GraphStats,
     IngestInfo,
@@ -60,6 +61,10 @@ class GraphStore(Protocol):
     def set_flake_rates(self, rates: dict[str, float]) -> None: ...
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool: ...
     def refresh_edges(self, tests: Iterable[str], sha: str) -> None: ...
+    def set_edge_lines(self, edges: Iterable[CoverEdge]) -> None: ...
+    def restamp_edges(self, old_sha: str, new_sha: str) -> None: ...
+    def mark_unproven(self, function_ids: Iterable[str]) -> None: ...
+    def clear_unproven(self) -> None: ...
     def covering_tests(
         self, function_ids: Iterable[str], min_confidence: float = 0.0
     ) -> list[CoverEdge]: ...
@@ -139,6 +144,24 @@ class Runner(Protocol):
     """Runs a set of pytest node ids (or the whole suite when ``tests`` is None)."""
 
     def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult: ...
+
+
+class EvidenceRefresher(Protocol):
+    """Re-measures the tests ``guard run`` runs and, when they all pass, moves the evidence
+    base to the tree they ran on, so the next decision diffs against that tree."""
+
+    def start(self, store: GraphStore, decision: Decision) -> object | None:
+        """Prepare to measure the run of ``decision`` (a session for the runner and
+        :meth:`finish`); None when this decision's evidence cannot be refreshed."""
+        ...
+
+    def collect_dir(self, session: object) -> Path:
+        """Where the runner's collector writes its evidence."""
+        ...
+
+    def finish(self, store: GraphStore, session: object, result: RunResult) -> str:
+        """Write the refreshed evidence; return what was done (or why nothing was)."""
+        ...
 
 
 class Collector(Protocol):

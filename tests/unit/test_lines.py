@@ -8,7 +8,7 @@ import pytest
 
 from guard_adapters.python.hunks import function_hunks
 from guard_adapters.python.regions import extract_regions
-from guard_core.lines import observers, observing_lines
+from guard_core.lines import line_mapping, observers, observing_lines, remap_edge_lines
 from guard_core.model import CoverEdge, Hunk
 
 # def f(x):          1
@@ -86,3 +86,28 @@ def hunks(new: str) -> tuple[Hunk, ...]:
 )
 def test_function_hunks(new: str, expected: tuple[Hunk, ...]) -> None:
     assert hunks(new) == expected
+
+
+SOURCE = ["a = 1", "def f():", "    x = 1", "    return x", "", "def g():", "    return 2"]
+
+
+@pytest.mark.parametrize(
+    ("new", "recorded", "expected"),
+    [
+        # two lines inserted above: the recorded lines move down by two
+        (["import os", "import re", *SOURCE], {3, 4}, {5, 6}),
+        # the first line deleted: they move up
+        (SOURCE[1:], {6, 7}, {5, 6}),
+        # a recorded line itself replaced: what runs there now is unknown
+        ([*SOURCE[:2], "    x = 2", *SOURCE[3:]], {3, 4}, set()),
+        # a change elsewhere leaves them as they were
+        ([*SOURCE[:6], "    return 3"], {3, 4}, {3, 4}),
+        # no recorded lines stays unknown
+        (["# c", *SOURCE], set(), set()),
+    ],
+)
+def test_recorded_lines_follow_the_diff(
+    new: list[str], recorded: set[int], expected: set[int]
+) -> None:
+    mapping = line_mapping(SOURCE, new)
+    assert remap_edge_lines(frozenset(recorded), mapping) == frozenset(expected)

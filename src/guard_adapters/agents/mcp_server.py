@@ -53,6 +53,7 @@ class GuardTools:
             "exit_code": report.exit_code,
             "failed": report.failed,
             "ran": len(outcomes),
+            "evidence": report.refreshed,
             "messages": {o.test: o.message[-1500:] for o in outcomes if o.test in report.failed},
             "decision": report.decision.to_json(),
         }

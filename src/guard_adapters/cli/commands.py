@@ -291,6 +291,12 @@ def check_cmd(
     help="Exit 1 when the decision's trust is below this.",
 )
 @click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@click.option(
+    "--refresh/--no-refresh",
+    default=None,
+    help="Re-measure the tests that run and, when they pass, move the evidence to this tree "
+    "(default: on with the embedded server, off with a shared one).",
+)
 @with_ablations
 @handle_errors
 def run_cmd(
@@ -298,6 +304,7 @@ def run_cmd(
     base: str | None,
     min_trust: float | None,
     python: str | None,
+    refresh: bool | None,
     no_confidence: bool,
     no_widening: bool,
     seed_policy: bool,
@@ -309,9 +316,11 @@ def run_cmd(
     from guard_adapters.workspace import open_guard
 
     overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    with open_guard(repo, python=python, **overrides) as g:
+    with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)
+    if report.refreshed:
+        click.echo(f"guard: {report.refreshed}")
     if report.result is None:
         click.echo("guard: the change affects no test; nothing to run")
     elif report.failed:

@@ -120,8 +120,14 @@ def run_collector(
             f"the previous evidence is kept.\n{tail}",
             hint="fix the collection error above, or pass the test arguments with --pytest-args",
         )
+    return read_payload(out)
+
+
+def read_payload(out: Path) -> dict[str, Any]:
+    """The collector's ``tests-*.json`` files in ``out`` (the main process and every
+    pytest-xdist worker), merged."""
     payload: dict[str, Any] = {"tests": {}, "opened": {}, "preloaded": []}
-    for result in results:  # the main process and every pytest-xdist worker
+    for result in sorted(out.glob("tests-*.json")):
         part = json.loads(result.read_text(encoding="utf-8"))
         payload["tests"].update(part.get("tests", {}))
         for ctx, paths in part.get("opened", {}).items():

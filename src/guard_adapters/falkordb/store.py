@@ -479,7 +479,8 @@ class FalkorGraphStore:
     def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
         rows = self._read(
             "UNWIND $ids AS id MATCH (f:Function {id: id}) "
-            "RETURN f.id, f.file, f.no_evidence, f.has_dynamic_dispatch",
+            "RETURN f.id, f.file, f.no_evidence AND NOT coalesce(f.unproven, false), "
+            "f.has_dynamic_dispatch",
             {"ids": sorted(set(ids))},
         )
         return {
@@ -608,6 +609,33 @@ class FalkorGraphStore:
             "SET c.last_verified_sha = r.sha",
             [{"id": t, "sha": sha} for t in tests],
         )
+
+    def set_edge_lines(self, edges: Iterable[CoverEdge]) -> None:
+        """Overwrite the recorded lines of existing coverage edges (``function``, ``test``)."""
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (f:Function {id: r.f})-[c:COVERED_BY]->(t:Test {id: r.t}) "
+            "SET c.lines = r.l",
+            [{"f": e.function, "t": e.test, "l": encode_lines(e.lines)} for e in edges],
+        )
+
+    def restamp_edges(self, old_sha: str, new_sha: str) -> None:
+        """Carry every edge verified at ``old_sha`` over to ``new_sha``."""
+        self._query(
+            "MATCH ()-[c:COVERED_BY]->() WHERE c.last_verified_sha = $old "
+            "SET c.last_verified_sha = $new",
+            {"old": old_sha, "new": new_sha},
+        )
+
+    def mark_unproven(self, function_ids: Iterable[str]) -> None:
+        """Functions no run has shown unexercised (added since the last full ingest): having no
+        edges is then no evidence of absence."""
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (f:Function {id: r.id}) SET f.unproven = true",
+            [{"id": fid} for fid in sorted(set(function_ids))],
+        )
+
+    def clear_unproven(self) -> None:
+        self._query("MATCH (f:Function) WHERE f.unproven = true SET f.unproven = NULL")
 
     def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
         """A ``miss_repair`` edge with confidence 1.0; clears the function's ``no_evidence``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from pathlib import Path
@@ -54,8 +55,36 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
             i += 2
     raw = git(repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True)
     assert isinstance(raw, bytes)
-    out += [DiffEntry("A", os.fsdecode(p)) for p in raw.split(b"\0") if p]
+    out = _with_untracked(repo, out, [os.fsdecode(p) for p in raw.split(b"\0") if p])
     return [e for e in out if not e.path.startswith(STATE_DIR)]
+
+
+def _with_untracked(repo: Path, entries: list[DiffEntry], untracked: list[str]) -> list[DiffEntry]:
+    """Untracked files are added, unless ``base`` already has them (an evidence snapshot of
+    a working tree): git then reports them deleted, as they are not in the index, and they
+    are really unchanged or modified."""
+    new = set(untracked)
+    deleted = {e.path: e for e in entries if e.status == "D" and e.path in new}
+    out = [e for e in entries if e.path not in deleted]
+    for path in untracked:
+        was = deleted.get(path)
+        if was is None:
+            out.append(DiffEntry("A", path))
+        elif was.old_blob != _blob_of(repo / path):
+            out.append(DiffEntry("M", path, None, was.old_blob))
+    return out
+
+
+def _blob_of(path: Path) -> str | None:
+    try:
+        return blob_id(path.read_bytes())
+    except OSError:
+        return None
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a blob with ``data`` (SHA-1 repositories)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def read_at(repo: Path, rev: str, path: str) -> bytes:

@@ -27,6 +27,7 @@ class PytestRunner:
         self.settings = settings
         self.stream = stream
         self.timeout: float | None = None
+        self.collect_to: Path | None = None  # set: also record what each test executes there
 
     def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult:
         plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
@@ -40,6 +41,9 @@ class PytestRunner:
             }  # fmt: skip
             cmd = [interpreter(self.settings), "-m", "pytest", "-p",
                    "guard_adapters.pytest.reporter", *self.settings.pytest_args]  # fmt: skip
+            if self.collect_to is not None:
+                env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(self.collect_to))
+                cmd[3:3] = ["-p", "guard_adapters.pytest.collector"]
             if tests is not None:
                 cmd += ["--", *tests] if tests else []
             started = time.perf_counter()

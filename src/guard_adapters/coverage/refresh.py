@@ -1,0 +1,169 @@
+"""Evidence refresh for ``guard run``: the tests it runs are measured by the collector, and when
+they all pass the evidence base moves to the tree they ran on (a snapshot commit).
+
+Why the rest of the evidence stays true: a test the decision left out executed none of the
+changed code, so it runs the same code at the new tree; only the line numbers it recorded in
+the changed files move, and they are re-mapped through the diff (a line that did not survive
+makes that edge's lines unknown, which selects more, never less). The selected tests get new
+edges. Edges of unchanged files are carried over as they are.
+
+Anything unusual leaves the evidence where it was, which only makes later diffs larger: a
+failing or timed-out run, a tree edited while the tests ran, a decision with problems, a
+renamed Python file, another interpreter than the ingest's, a shared graph server (unless
+``refresh_evidence`` is set), or any error while writing (the graph is then marked incomplete,
+so the next decision runs everything).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from guard_adapters.coverage.ingest import merge_runs, read_evidence, read_payload
+from guard_adapters.git.diff import read_at
+from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
+from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.pytest.environment import environment_probe, interpreter
+from guard_core.config import Settings
+from guard_core.lines import line_mapping, remap_edge_lines
+from guard_core.logs import get_logger
+from guard_core.model import ChangeKind, CoverEdge, Decision, FileKind, Level
+from guard_core.ports import GraphStore, RunResult
+
+log = get_logger("guard.refresh")
+
+
+@attrs.frozen
+class Session:
+    decision: Decision
+    tree: str  # the working tree's git tree id when the run started
+    base: str | None  # the evidence base the decision diffed against
+    full: bool  # the whole suite runs: the refresh replaces all evidence
+    out: tempfile.TemporaryDirectory[str]
+
+
+class CoverageRefresher:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.repo = settings.repo
+
+    # -- before the run -------------------------------------------------------------------------
+
+    def start(self, store: GraphStore, decision: Decision) -> Session | None:
+        if not self.settings.refreshes_evidence:
+            return None
+        why = self._unrefreshable(store, decision)
+        if why:
+            log.info("refresh_skipped", reason=why)
+            return None
+        try:
+            tree = working_tree_id(self.repo)
+        except Exception as exc:  # the run goes on without a refresh
+            log.info("refresh_skipped", reason=f"cannot snapshot the working tree: {exc}")
+            return None
+        info = store.ingest_info()
+        return Session(decision, tree, info.coverage_sha, decision.level is Level.RUN_ALL,
+                       tempfile.TemporaryDirectory(prefix="guard-refresh-"))  # fmt: skip
+
+    def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
+        info = store.ingest_info()
+        if not info.python or info.python != interpreter(self.settings):
+            return "the evidence was collected with another interpreter"
+        if decision.level is Level.RUN_ALL:
+            return None if _whole_suite(decision) else "the graph is unavailable"
+        cs = decision.change_set
+        if not info.coverage_complete or not info.coverage_sha or cs.base != info.coverage_sha:
+            return "the decision does not diff against complete evidence"
+        if cs.problems:
+            return "the change could not be read fully"
+        if any(f.kind is FileKind.RENAMED and f.path.endswith(".py") for f in cs.files):
+            return "a Python file was renamed"
+        return None
+
+    def collect_dir(self, session: object) -> Path:
+        assert isinstance(session, Session)
+        return Path(session.out.name)
+
+    # -- after the run --------------------------------------------------------------------------
+
+    def finish(self, store: GraphStore, session: object, result: RunResult) -> str:
+        assert isinstance(session, Session)
+        with session.out:
+            why = self._not_refreshable_after(session, result)
+            if why:
+                return f"evidence not refreshed: {why}"
+            try:
+                return self._write(store, session)
+            except Exception as exc:  # the graph stays marked incomplete
+                log.warning("refresh_failed", error=repr(exc), exc_info=True)
+                return f"evidence not refreshed ({exc}); the next decision runs every test"
+
+    def _not_refreshable_after(self, session: Session, result: RunResult) -> str | None:
+        outcomes = result.record.outcomes
+        if result.exit_code != 0 or any(o.outcome in ("failed", "error") for o in outcomes):
+            return "not every test passed"
+        if not outcomes:
+            return "no test ran"
+        try:
+            if working_tree_id(self.repo) != session.tree:
+                return "the working tree changed while the tests ran"
+        except Exception as exc:
+            return f"cannot snapshot the working tree: {exc}"
+        return None
+
+    def _write(self, store: GraphStore, session: Session) -> str:
+        out = Path(session.out.name)
+        evidence = read_evidence(self.repo, out, read_payload(out))
+        ran = sorted(evidence.executed)
+        if not ran:
+            return "evidence not refreshed: the collector recorded no test"
+        edges, _ = merge_runs([evidence])
+        carried = [] if session.full else self._carry_lines(store, session, set(ran))
+        sha = snapshot_commit(self.repo, session.tree)
+        store.update_ingest_info(coverage_complete=False)  # until every write below has landed
+        ingest_static(self.repo, store, include_tests=True)
+        if session.full:
+            store.write_coverage(edges, sha=sha, tests=ran, replace=True)
+            store.clear_unproven()
+            store.update_ingest_info(
+                coverage_sha=sha, coverage_complete=True, coverage_runs=1,
+                environment=environment_probe(self.settings)(),
+            )  # fmt: skip
+            return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
+        assert session.base is not None
+        store.set_edge_lines(carried)
+        store.write_coverage(edges, sha=sha, tests=ran, replace=True)
+        store.restamp_edges(session.base, sha)
+        store.mark_unproven(r.id for r in session.decision.change_set.regions
+                            if r.kind is ChangeKind.ADDED)  # fmt: skip
+        store.update_ingest_info(coverage_sha=sha, coverage_complete=True)
+        return (
+            f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
+            f"{len(carried)} edges of other tests re-mapped"
+        )
+
+    def _carry_lines(self, store: GraphStore, session: Session, ran: set[str]) -> list[CoverEdge]:
+        """The other tests' edges in each changed Python file, with their lines moved to the
+        file's new numbering."""
+        assert session.base is not None
+        carried: list[CoverEdge] = []
+        changed = [f.path for f in session.decision.change_set.files
+                   if f.kind is FileKind.MODIFIED and f.path.endswith(".py")]  # fmt: skip
+        ids_by_file = store.functions_of_files(changed)
+        for path in changed:  # an unreadable side raises: then nothing is written
+            old = read_at(self.repo, session.base, path).decode("utf-8").splitlines()
+            new = (self.repo / path).read_text(encoding="utf-8").splitlines()
+            mapping = line_mapping(old, new)
+            for edge in store.covering_tests(ids_by_file.get(path, [])):
+                if edge.test in ran or edge.source != "coverage" or not edge.lines:
+                    continue
+                moved = remap_edge_lines(edge.lines, mapping)
+                if moved != edge.lines:
+                    carried.append(attrs.evolve(edge, lines=moved))
+        return carried
+
+
+def _whole_suite(decision: Decision) -> bool:
+    return not any(o.kind == "store" for o in decision.overrides)

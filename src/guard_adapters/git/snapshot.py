@@ -1,0 +1,61 @@
+"""A commit object holding the working tree exactly as it is, made without touching the
+user's working tree, index, branch or stash: the base that refreshed evidence refers to.
+
+Files are staged into a throw-away copy of the index (so git's stat cache spares rehashing
+unchanged files), written as a tree, and wrapped in a commit whose parent is HEAD. The ref
+``refs/guard/evidence`` keeps the latest one from garbage collection.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from guard_adapters.git.diff import STATE_DIR
+from guard_adapters.git.repo import git, head_sha
+from guard_core.errors import RepositoryError
+
+EVIDENCE_REF = "refs/guard/evidence"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "guard", "GIT_AUTHOR_EMAIL": "guard@localhost",
+    "GIT_COMMITTER_NAME": "guard", "GIT_COMMITTER_EMAIL": "guard@localhost",
+}  # fmt: skip
+
+
+def _git_env(repo: Path, env: dict[str, str], *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=120,
+        env={**os.environ, "LC_ALL": "C", **env},
+    )  # fmt: skip
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise RepositoryError(f"git {args[0]} failed in {repo}: {message}")
+    return proc.stdout.decode("utf-8", "surrogateescape").strip()
+
+
+def working_tree_id(repo: Path) -> str:
+    """The git tree id of the working tree (tracked and untracked, not ignored, without
+    Guard's state folder)."""
+    out = git(repo, "rev-parse", "--path-format=absolute", "--git-path", "index")
+    index = Path(str(out).strip())
+    with tempfile.TemporaryDirectory(prefix="guard-index-") as tmp:
+        scratch = Path(tmp) / "index"
+        if index.exists():
+            shutil.copyfile(index, scratch)
+        env = {"GIT_INDEX_FILE": str(scratch)}
+        _git_env(repo, env, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}")
+        return _git_env(repo, env, "write-tree")
+
+
+def snapshot_commit(repo: Path, tree: str) -> str:
+    """A commit for ``tree`` (HEAD itself when the tree is HEAD's), pinned by a ref."""
+    head = head_sha(repo)
+    if str(git(repo, "rev-parse", f"{head}^{{tree}}")).strip() == tree:
+        return head
+    sha = _git_env(repo, _IDENTITY, "commit-tree", "--no-gpg-sign", tree, "-p", head,
+                   "-m", "guard: evidence snapshot of the working tree")  # fmt: skip
+    _git_env(repo, {}, "update-ref", EVIDENCE_REF, sha)
+    return sha

@@ -1,0 +1,172 @@
+"""``guard run`` refreshes the evidence: real git, real pytest under the collector, real
+FalkorDB. After a passing run the next decision diffs against the tree that passed, and the
+other tests' line evidence still points at the right lines."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.coverage.ingest import ingest_coverage
+from guard_adapters.coverage.refresh import CoverageRefresher
+from guard_adapters.git.diff import diff_entries
+from guard_adapters.git.repo import head_sha
+from guard_core.api import Guard
+from guard_core.model import Level, RunRecord, TestOutcome
+from guard_core.ports import RunResult
+from tests.conftest import git, make_repo
+
+MOD = (
+    "def scale(x):\n"
+    "    y = x * 2\n"
+    "    return y\n\n\n"
+    "def label(n):\n"
+    "    if n > 0:\n"
+    "        out = 'pos'\n"
+    "    else:\n"
+    "        out = 'neg'\n"
+    "    return out\n"
+)
+FILES = {
+    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    "pkg/__init__.py": "",
+    "pkg/mod.py": MOD,
+    "tests/test_scale.py": "from pkg.mod import scale\n\n\ndef test_scale():\n"
+    "    assert scale(2) == 4\n",
+    "tests/test_label.py": "from pkg.mod import label\n\n\ndef test_pos():\n"
+    "    assert label(1) == 'pos'\n\n\ndef test_neg():\n    assert label(-1) == 'neg'\n",
+}
+POS, NEG = "tests/test_label.py::test_pos", "tests/test_label.py::test_neg"
+SCALE = "tests/test_scale.py::test_scale"
+
+
+@pytest.fixture
+def guard(tmp_path: Path, falkordb_url: str) -> Iterator[Guard]:
+    repo = make_repo(tmp_path / "sample", FILES)
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:refresh-{os.getpid()}"}
+    with Guard.open(repo, env=env, python=sys.executable, refresh_evidence=True) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        ingest_coverage(repo, g.store, python=sys.executable)
+        try:
+            yield g
+        finally:
+            g.store.clear()
+
+
+def replace(g: Guard, path: str, old: str, new: str) -> None:
+    file = g.settings.repo / path
+    text = file.read_text()
+    assert old in text
+    file.write_text(text.replace(old, new))
+
+
+def test_a_passing_run_moves_the_base_and_keeps_line_evidence_exact(guard: Guard) -> None:
+    repo = guard.settings.repo
+    first_base = guard.store.ingest_info().coverage_sha
+    # a harmless edit that pushes label() two lines down, plus a new untracked module
+    replace(guard, "pkg/mod.py", "    y = x * 2\n", "    y = x + x\n    y = y + 0\n    y = y - 0\n")
+    (repo / "pkg" / "extra.py").write_text("def helper():\n    return 1\n")
+    report = guard.run(stream=False)
+    assert set(report.decision.tests) == {SCALE}
+    assert report.exit_code == 0
+    assert report.refreshed.startswith("evidence refreshed at"), report.refreshed
+    info = guard.store.ingest_info()
+    assert info.coverage_complete and info.coverage_sha not in (first_base, head_sha(repo))
+
+    # nothing changed since the tree that passed: nothing to run (the untracked module too)
+    again = guard.check()
+    assert again.change_set.is_empty and again.tests == ()
+
+    # label's recorded lines were moved with the edit: a change in the else branch selects
+    # only the test that takes it (stale lines would select both, or neither)
+    replace(guard, "pkg/mod.py", "out = 'neg'", "out = 'NEG'")
+    broken = guard.run(stream=False)
+    assert broken.decision.level is not Level.RUN_ALL
+    assert set(broken.decision.tests) == {NEG}
+    assert broken.exit_code == 1 and broken.failed == [NEG]
+    assert broken.refreshed == "evidence not refreshed: not every test passed"
+    assert guard.store.ingest_info().coverage_sha == info.coverage_sha
+
+    replace(guard, "pkg/mod.py", "out = 'NEG'", "out = 'neg'")
+    assert guard.check().tests == ()
+    replace(guard, "pkg/mod.py", "out = 'pos'", "out = 'POS'")
+    assert set(guard.check().tests) == {POS}
+    replace(guard, "pkg/mod.py", "out = 'POS'", "out = 'pos'")
+
+    # committing the tree that passed changes nothing either
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "agent's work")
+    assert guard.check().tests == ()
+
+
+def test_untracked_file_in_the_snapshot_shows_up_when_it_changes(guard: Guard) -> None:
+    repo = guard.settings.repo
+    (repo / "pkg" / "extra.py").write_text("def helper():\n    return 1\n")
+    assert guard.run(stream=False).exit_code == 0  # selects nothing: new, unreached code
+    base = guard.store.ingest_info().coverage_sha
+    assert base == head_sha(repo)  # nothing ran, nothing refreshed
+    replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+    assert guard.run(stream=False).refreshed.startswith("evidence refreshed")
+    snapshot = guard.store.ingest_info().coverage_sha
+    assert snapshot is not None
+    assert diff_entries(repo, snapshot) == []
+    (repo / "pkg" / "extra.py").write_text("def helper():\n    return 2\n")
+    entries = diff_entries(repo, snapshot)
+    assert [(e.status, e.path) for e in entries] == [("M", "pkg/extra.py")]
+    (repo / "pkg" / "extra.py").unlink()
+    assert [(e.status, e.path) for e in diff_entries(repo, snapshot)] == [("D", "pkg/extra.py")]
+
+
+def test_a_tree_edited_during_the_run_is_not_refreshed(guard: Guard) -> None:
+    replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+    decision = guard.check()
+    refresher = CoverageRefresher(guard.settings)
+    session = refresher.start(guard.store, decision)
+    assert session is not None
+    replace(guard, "pkg/mod.py", "return y", "return y  # edited while the tests ran")
+    passed = RunResult(0, RunRecord("r", 0.0, "x", 1.0, (TestOutcome(SCALE, "passed", 1.0),)))
+    message = refresher.finish(guard.store, session, passed)
+    assert message == "evidence not refreshed: the working tree changed while the tests ran"
+    assert guard.store.ingest_info().coverage_sha == head_sha(guard.settings.repo)
+
+
+def test_shared_servers_do_not_refresh_unless_asked(tmp_path: Path, falkordb_url: str) -> None:
+    repo = make_repo(tmp_path / "r", FILES)
+    with Guard.open(repo, env={"GUARD_FALKORDB_URL": falkordb_url}) as g:
+        assert not g.settings.refreshes_evidence
+    with Guard.open(repo, env={}) as g:
+        assert g.settings.refreshes_evidence  # the embedded server is this clone's own
+
+
+def test_cli_run_reports_the_refresh(guard: Guard, falkordb_url: str) -> None:
+    repo = guard.settings.repo
+    replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+    env = {**os.environ, "GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": guard.settings.graph
+           or "", "GUARD_PYTHON": sys.executable}  # fmt: skip
+    cli = [sys.executable, "-m", "guard_adapters.cli", "run", "--repo", str(repo)]
+    plain = subprocess.run(cli, capture_output=True, text=True, env=env, check=False)
+    assert plain.returncode == 0, plain.stderr
+    assert "evidence refreshed" not in plain.stdout  # a shared server: off by default
+    done = subprocess.run([*cli, "--refresh"], capture_output=True, text=True, env=env,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "guard: evidence refreshed at" in done.stdout
+    assert guard.check().tests == ()
+
+
+def test_code_added_and_never_run_is_not_proven_unexercised(guard: Guard) -> None:
+    replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+    with open(guard.settings.repo / "pkg" / "mod.py", "a") as handle:
+        handle.write("\n\ndef fresh():\n    return 1\n")
+    assert guard.run(stream=False).refreshed.startswith("evidence refreshed")
+    replace(guard, "pkg/mod.py", "    return 1\n", "    return 2\n")
+    decision = guard.check()
+    # no test ran it, but nothing proves none can: judged as missing evidence, not as absence
+    assert decision.level is Level.RUN_ALL
+    assert any(o.kind == "no_evidence" for o in decision.overrides)
