@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
+
+# CLI subprocesses must not leave warm workers behind; tests of the worker turn it back on
+os.environ["GUARD_WORKER"] = "0"
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 
 

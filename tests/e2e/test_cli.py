@@ -12,7 +12,8 @@ from tests.conftest import make_repo
 
 
 def guard(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("GUARD_") or k == "GUARD_WORKER"}  # fmt: skip
     return subprocess.run([sys.executable, "-m", "guard_adapters.cli", *args],
                           capture_output=True, text=True, env={**base, **(env or {})},
                           timeout=120)  # fmt: skip

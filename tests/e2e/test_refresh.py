@@ -33,7 +33,8 @@ MOD = (
     "    return out\n"
 )
 FILES = {
-    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    'filterwarnings = ["error"]\n',
     "pkg/__init__.py": "",
     "pkg/mod.py": MOD,
     "tests/test_scale.py": "from pkg.mod import scale\n\n\ndef test_scale():\n"

@@ -1,5 +1,5 @@
 """``python -m guard_adapters.cli`` is the ``guard`` command."""
 
-from guard_adapters.cli.main import main
+from guard_adapters.cli.fast import main
 
 main()

@@ -133,9 +133,12 @@ def server_status(repo: Path) -> None:
 @handle_errors
 def server_stop(repo: Path) -> None:
     """Stop the embedded server, saving the graph."""
+    from guard_adapters.cli.worker import stop_worker
     from guard_adapters.workspace import embedded_server, load
 
-    stopped = embedded_server(load(repo)).stop()
+    settings = load(repo)
+    stop_worker(settings.guard_dir)
+    stopped = embedded_server(settings).stop()
     click.echo("embedded FalkorDB stopped" if stopped else "embedded FalkorDB was not running")
 
 

@@ -7,6 +7,7 @@ setup.cfg) so that ``python_files``/``python_classes``/``python_functions`` are 
 from __future__ import annotations
 
 import configparser
+import contextlib
 import fnmatch
 import sys
 from pathlib import Path, PurePosixPath
@@ -64,15 +65,32 @@ def _split(value: object) -> tuple[str, ...]:
     return ()
 
 
+_CONFIGS = (
+    ("pytest.ini", "pytest"),
+    ("pyproject.toml", None),
+    ("tox.ini", "pytest"),
+    ("setup.cfg", "tool:pytest"),
+)
+_cache: dict[tuple[object, ...], PytestLayout] = {}
+
+
 def load_layout(repo: Path) -> PytestLayout:
-    """The layout from the first pytest configuration found, as pytest itself picks it."""
+    """The layout from the first pytest configuration found, as pytest itself picks it
+    (re-read only when one of the configuration files changed)."""
+    key: list[object] = [str(repo)]
+    for name, _ in _CONFIGS:
+        with contextlib.suppress(OSError):
+            stat = (repo / name).stat()
+            key += [name, stat.st_mtime_ns, stat.st_size, stat.st_ino]
+    found = _cache.get(tuple(key))
+    if found is None:
+        found = _cache[tuple(key)] = _read_layout(repo)
+    return found
+
+
+def _read_layout(repo: Path) -> PytestLayout:
     options: dict[str, object] = {}
-    for name, section in (
-        ("pytest.ini", "pytest"),
-        ("pyproject.toml", None),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
-    ):
+    for name, section in _CONFIGS:
         path = repo / name
         if not path.is_file():
             continue

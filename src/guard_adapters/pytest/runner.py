@@ -43,7 +43,9 @@ class PytestRunner:
                    "guard_adapters.pytest.reporter", *self.settings.pytest_args]  # fmt: skip
             if self.collect_to is not None:
                 env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(self.collect_to))
-                cmd[3:3] = ["-p", "guard_adapters.pytest.collector"]
+                # after the reporter, which the collector imports: loaded the other way round,
+                # pytest warns that it cannot rewrite it (an error under filterwarnings=error)
+                cmd[5:5] = ["-p", "guard_adapters.pytest.collector"]
             if tests is not None:
                 cmd += ["--", *tests] if tests else []
             started = time.perf_counter()

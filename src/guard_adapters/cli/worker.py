@@ -1,0 +1,175 @@
+"""The warm worker of one repository: answers ``guard check`` (and the other read-only
+commands) for :mod:`guard_adapters.cli.fast` with the imports already loaded.
+
+``python -m guard_adapters.cli.worker STATE_DIR``. One per state folder (a file lock); it
+listens on a unix socket only its user can open, runs each request's command exactly as the
+CLI would (the client's working directory and ``GUARD_*`` variables, output captured), one at
+a time, and exits when idle for ``GUARD_WORKER_IDLE`` seconds (default 600), when the
+embedded FalkorDB it was started beside stops, when asked to, or when Guard's code changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import io
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from guard_adapters.cli.fast import FAST_COMMANDS, code_stamp, worker_socket
+
+_POLL_S = 0.5
+_WARM = (
+    "guard_adapters.cli.main", "guard_adapters.workspace", "guard_adapters.falkordb.store",
+    "guard_adapters.python.slicer", "guard_core.engine", "guard_core.policy", "rich.table",
+)  # fmt: skip
+
+
+class Worker:
+    def __init__(self, state_dir: Path, idle_s: float) -> None:
+        self.state_dir = state_dir
+        self.idle_s = idle_s
+        self.stamp = code_stamp()
+        self.stopping = False
+        self.server_pid = self._embedded_pid()
+        for module in _WARM:  # what the first request would otherwise import
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module)
+
+    def _embedded_pid(self) -> int | None:
+        from guard_adapters.falkordb.embedded import EmbeddedServer
+
+        if os.environ.get("GUARD_FALKORDB_URL"):
+            return None
+        return EmbeddedServer(self.state_dir).pid()
+
+    def _server_gone(self) -> bool:
+        if self.server_pid is None:
+            return False
+        try:
+            os.kill(self.server_pid, 0)
+        except OSError:
+            return True
+        return False
+
+    def serve(self, listener: socket.socket) -> None:
+        listener.settimeout(_POLL_S)
+        last = time.monotonic()
+        while not self.stopping:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                if time.monotonic() - last > self.idle_s or self._server_gone():
+                    return
+                continue
+            with conn:
+                conn.settimeout(30)
+                with contextlib.suppress(OSError, ValueError):
+                    request = json.loads(_read_all(conn))
+                    conn.sendall(json.dumps(self.answer(request)).encode())
+            last = time.monotonic()
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("stop"):
+            self.stopping = True
+            return {"ok": True, "exit": 0, "stdout": "", "stderr": ""}
+        if request.get("stamp") != self.stamp:
+            self.stopping = True  # Guard was upgraded or edited: a new worker takes over
+            return {"ok": False, "reason": "stale"}
+        argv = request.get("argv") or []
+        if not argv or argv[0] not in FAST_COMMANDS:
+            return {"ok": False, "reason": "not a worker command"}
+        return {"ok": True, **run_command(argv, request.get("cwd", "."), request.get("env", {}))}
+
+
+def run_command(argv: list[str], cwd: str, env: dict[str, str]) -> dict[str, Any]:
+    """Run one CLI command as the client would have, capturing what it prints."""
+    from guard_adapters.cli.main import guard
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    code: Any = 0
+    try:
+        for key in [k for k in os.environ if k.startswith("GUARD_")]:
+            del os.environ[key]
+        os.environ.update({k: v for k, v in env.items() if k.startswith("GUARD_")})
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                guard.main(args=argv, prog_name="guard", standalone_mode=True)
+            except SystemExit as exc:
+                code = exc.code
+            except Exception as exc:  # the command's own handler missed it: report, go on
+                print(f"guard: internal error in the worker: {exc!r}", file=sys.stderr)
+                code = 2
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        err.write(f"{code}\n")
+        code = 1
+    return {"exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    chunks = []
+    while chunk := conn.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def stop_worker(state_dir: Path) -> bool:
+    """Ask the worker of ``state_dir`` to exit; False when none answered."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(2)
+            conn.connect(str(worker_socket(state_dir)))
+            conn.sendall(json.dumps({"stop": True}).encode())
+            conn.shutdown(socket.SHUT_WR)
+            _read_all(conn)
+    except OSError:
+        return False
+    return True
+
+
+def main(state_dir: Path) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(state_dir / "worker.lock", "w")  # noqa: SIM115 - held for the process' life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # another worker serves this repository
+    path = worker_socket(state_dir)
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    listener.listen(16)
+    pid_file = state_dir / "worker.pid"
+    pid_file.write_text(str(os.getpid()))
+    try:
+        idle = float(os.environ.get("GUARD_WORKER_IDLE", "600"))
+        Worker(state_dir, idle).serve(listener)
+    finally:
+        listener.close()
+        for leftover in (path, pid_file):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]).resolve())

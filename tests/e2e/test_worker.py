@@ -1,0 +1,120 @@
+"""The warm worker behind `guard check`: same answers as a fresh process, the client's own
+environment, and no process left once the embedded server stops."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.cli.fast import worker_socket
+from tests.conftest import make_repo
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/m.py": "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n",
+    "tests/test_m.py": "from pkg.m import f, g\n\n\ndef test_f():\n    assert f(1) == 2\n\n\n"
+    "def test_g():\n    assert g(1) == 1\n",
+}
+# runs the entry point and reports whether the answer needed the CLI's own imports
+CLIENT = (
+    "import sys\nfrom guard_adapters.cli.fast import main\nsys.argv = ['guard', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+    "print('\\nLOCAL' if 'click' in sys.modules else '\\nWORKER', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def guard(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", CLIENT, *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def wait_for(predicate, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return not Path(f"/proc/{pid}/status").read_text().count("State:\tZ")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    root = make_repo(tmp_path / "w", FILES)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GUARD_")}
+    env["GUARD_WORKER"] = "1"
+    ingest = subprocess.run([sys.executable, "-m", "guard_adapters.cli", "ingest-coverage",
+                             str(root)], env=env, capture_output=True, text=True)  # fmt: skip
+    assert ingest.returncode == 0, ingest.stderr
+    try:
+        yield root, env
+    finally:
+        subprocess.run([sys.executable, "-m", "guard_adapters.cli", "server", "stop", "--repo",
+                        str(root)], env=env, capture_output=True)  # fmt: skip
+
+
+def test_the_worker_answers_like_a_fresh_process_and_stops_with_the_server(
+    repo: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = repo
+    (root / "pkg/m.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n")
+    state = root / ".guard"
+    first = guard(root, "check", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.strip().endswith("LOCAL")
+    assert wait_for(lambda: (state / "worker.pid").exists() and worker_socket(state).exists())
+    pid = int((state / "worker.pid").read_text())
+
+    second = guard(root, "check", "--json", env=env)
+    assert second.returncode == 0 and second.stderr.strip().endswith("WORKER")
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    a.pop("elapsed_ms"), b.pop("elapsed_ms")
+    assert a == b and b["tests"] == ["tests/test_m.py::test_f"]
+
+    # the client's own GUARD_* variables and working directory hold, not the worker's
+    elsewhere = guard(root / "pkg", "check", "--json", env={**env, "GUARD_GRAPH": "test:empty"})
+    assert elsewhere.stderr.strip().endswith("WORKER")
+    assert json.loads(elsewhere.stdout)["level"] == "run-all"
+    errors = guard(root, "check", "--repo", "missing", env=env)
+    assert errors.returncode == 2 and "does not exist" in errors.stderr
+
+    stop = subprocess.run(
+        [sys.executable, "-m", "guard_adapters.cli", "server", "stop", "--repo", str(root)],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert "stopped" in stop.stdout
+    assert wait_for(lambda: not alive(pid), timeout=10)
+    assert not worker_socket(state).exists()
+
+
+def test_a_worker_of_other_code_steps_aside(repo: tuple[Path, dict[str, str]]) -> None:
+    root, env = repo
+    state = root / ".guard"
+    guard(root, "stats", env=env)
+    assert wait_for(lambda: (state / "worker.pid").exists() and worker_socket(state).exists())
+    pid = int((state / "worker.pid").read_text())
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(worker_socket(state)))
+        conn.sendall(json.dumps({"argv": ["stats"], "stamp": "an older guard"}).encode())
+        conn.shutdown(socket.SHUT_WR)
+        answer = json.loads(conn.recv(1 << 16))
+    assert answer == {"ok": False, "reason": "stale"}
+    assert wait_for(lambda: not alive(pid), timeout=10)
+    out = guard(root, "stats", "--json", env=env)  # answered here, as before
+    assert out.returncode == 0 and out.stderr.strip().endswith("LOCAL")
