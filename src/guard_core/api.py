@@ -124,16 +124,24 @@ class Guard:
 
         ``stream`` shows pytest's output live; past ``timeout`` seconds pytest is stopped and
         :class:`~guard_core.errors.RunnerError` raised."""
-        decision = self.check(base)
         runner = self.plugins.runner(self.settings)
         if hasattr(runner, "stream"):
             runner.stream = stream
         if hasattr(runner, "timeout"):
             runner.timeout = timeout
+        refresher = self._refresher(runner)
+        # the tree is observed before the decision: an edit made after it is never refreshed
+        observed = refresher.observe() if refresher is not None else None
+        decision = self.check(base)
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
         tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
-        refresher, session = self._start_refresh(decision, runner)
+        session = None
+        if refresher is not None and observed is not None:
+            with contextlib.suppress(GuardError):
+                session = refresher.start(self.store, decision, observed)
+        if session is not None:
+            runner.collect_to = refresher.collect_dir(session)
         try:
             result = runner.run(self.settings.repo, tests)
             if tests is not None and result.exit_code == 5:  # selected ids no longer collect
@@ -143,7 +151,7 @@ class Guard:
                     runner.collect_to = None
                 result = runner.run(self.settings.repo, None)
         finally:
-            if hasattr(runner, "collect_to"):
+            if session is not None:
                 runner.collect_to = None
         refreshed = ""
         if session is not None:
@@ -153,18 +161,14 @@ class Guard:
                 self._store.record_run(result.record)
         return RunReport(decision, result, refreshed)
 
-    def _start_refresh(self, decision: Decision, runner: Any) -> tuple[Any, object | None]:
-        """The refresher and its session when this run's evidence can be refreshed."""
-        if not hasattr(runner, "collect_to"):
-            return None, None
+    def _refresher(self, runner: Any) -> Any:
+        """The evidence refresher, when the runner can measure and the settings want it."""
+        if not hasattr(runner, "collect_to") or not self.settings.refreshes_evidence:
+            return None
         try:
-            refresher = self.plugins.refresher(self.settings)
-            session = refresher.start(self.store, decision) if refresher else None
+            return self.plugins.refresher(self.settings)
         except GuardError:
-            return None, None
-        if session is not None:
-            runner.collect_to = refresher.collect_dir(session)
-        return refresher, session
+            return None
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:
         """Record that ``test`` failed when ``function`` changed and Guard did not select it."""

@@ -150,9 +150,13 @@ class EvidenceRefresher(Protocol):
     """Re-measures the tests ``guard run`` runs and, when they all pass, moves the evidence
     base to the tree they ran on, so the next decision diffs against that tree."""
 
-    def start(self, store: GraphStore, decision: Decision) -> object | None:
-        """Prepare to measure the run of ``decision`` (a session for the runner and
-        :meth:`finish`); None when this decision's evidence cannot be refreshed."""
+    def observe(self) -> str | None:
+        """The state of the working tree before the decision (None: it cannot be told)."""
+        ...
+
+    def start(self, store: GraphStore, decision: Decision, observed: str) -> object | None:
+        """Prepare to measure the run of ``decision``, made on the tree ``observed``: a session
+        for the runner and :meth:`finish`; None when this evidence cannot be refreshed."""
         ...
 
     def collect_dir(self, session: object) -> Path:

@@ -126,9 +126,10 @@ def test_untracked_file_in_the_snapshot_shows_up_when_it_changes(guard: Guard) -
 
 def test_a_tree_edited_during_the_run_is_not_refreshed(guard: Guard) -> None:
     replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
-    decision = guard.check()
     refresher = CoverageRefresher(guard.settings)
-    session = refresher.start(guard.store, decision)
+    observed = refresher.observe()
+    assert observed is not None
+    session = refresher.start(guard.store, guard.check(), observed)
     assert session is not None
     replace(guard, "pkg/mod.py", "return y", "return y  # edited while the tests ran")
     passed = RunResult(0, RunRecord("r", 0.0, "x", 1.0, (TestOutcome(SCALE, "passed", 1.0),)))

@@ -38,7 +38,7 @@ log = get_logger("guard.refresh")
 @attrs.frozen
 class Session:
     decision: Decision
-    tree: str  # the working tree's git tree id when the run started
+    tree: str  # the working tree's git tree id before the decision
     base: str | None  # the evidence base the decision diffed against
     full: bool  # the whole suite runs: the refresh replaces all evidence
     out: tempfile.TemporaryDirectory[str]
@@ -51,20 +51,20 @@ class CoverageRefresher:
 
     # -- before the run -------------------------------------------------------------------------
 
-    def start(self, store: GraphStore, decision: Decision) -> Session | None:
-        if not self.settings.refreshes_evidence:
+    def observe(self) -> str | None:
+        try:
+            return working_tree_id(self.repo)
+        except Exception as exc:  # the run goes on without a refresh
+            log.info("refresh_skipped", reason=f"cannot snapshot the working tree: {exc}")
             return None
+
+    def start(self, store: GraphStore, decision: Decision, observed: str) -> Session | None:
         why = self._unrefreshable(store, decision)
         if why:
             log.info("refresh_skipped", reason=why)
             return None
-        try:
-            tree = working_tree_id(self.repo)
-        except Exception as exc:  # the run goes on without a refresh
-            log.info("refresh_skipped", reason=f"cannot snapshot the working tree: {exc}")
-            return None
         info = store.ingest_info()
-        return Session(decision, tree, info.coverage_sha, decision.level is Level.RUN_ALL,
+        return Session(decision, observed, info.coverage_sha, decision.level is Level.RUN_ALL,
                        tempfile.TemporaryDirectory(prefix="guard-refresh-"))  # fmt: skip
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
