@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -262,9 +263,15 @@ class IngestInfo:
     coverage_runs: int = 0
     environment: str | None = None  # fingerprint of interpreter + installed packages
     python: str | None = None  # the interpreter the evidence was collected with
+    # tests that already failed where the evidence was collected: test id -> failure signature
+    known_failures: Mapping[str, str] = attrs.field(factory=dict, hash=False)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> IngestInfo:
+        try:
+            known = json.loads(data.get("known_failures") or "{}")
+        except (TypeError, ValueError):
+            known = {}
         return cls(
             static_sha=data.get("static_sha") or None,
             coverage_sha=data.get("coverage_sha") or None,
@@ -272,7 +279,18 @@ class IngestInfo:
             coverage_runs=int(data.get("coverage_runs") or 0),
             environment=data.get("environment") or None,
             python=data.get("python") or None,
+            known_failures=known if isinstance(known, dict) else {},
         )
+
+
+def failure_signature(message: str) -> str:
+    """What a failure says, without the line numbers around it: pytest's ``E`` lines (the
+    exception and the assertion's explanation), else the last line."""
+    lines = [line.strip() for line in message.splitlines()]
+    explained = [line for line in lines if line.startswith("E ")]
+    if explained:
+        return "\n".join(explained)
+    return next((line for line in reversed(lines) if line), "")
 
 
 @attrs.frozen

@@ -4,6 +4,7 @@ other tests' line evidence still points at the right lines."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -46,9 +47,8 @@ POS, NEG = "tests/test_label.py::test_pos", "tests/test_label.py::test_neg"
 SCALE = "tests/test_scale.py::test_scale"
 
 
-@pytest.fixture
-def guard(tmp_path: Path, falkordb_url: str) -> Iterator[Guard]:
-    repo = make_repo(tmp_path / "sample", FILES)
+@contextlib.contextmanager
+def ingested(repo: Path, falkordb_url: str) -> Iterator[Guard]:
     env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:refresh-{os.getpid()}"}
     with Guard.open(repo, env=env, python=sys.executable, refresh_evidence=True) as g:
         g.store.clear()
@@ -58,6 +58,12 @@ def guard(tmp_path: Path, falkordb_url: str) -> Iterator[Guard]:
             yield g
         finally:
             g.store.clear()
+
+
+@pytest.fixture
+def guard(tmp_path: Path, falkordb_url: str) -> Iterator[Guard]:
+    with ingested(make_repo(tmp_path / "sample", FILES), falkordb_url) as g:
+        yield g
 
 
 def replace(g: Guard, path: str, old: str, new: str) -> None:
@@ -172,3 +178,21 @@ def test_code_added_and_never_run_is_not_proven_unexercised(guard: Guard) -> Non
     # no test ran it, but nothing proves none can: judged as missing evidence, not as absence
     assert decision.level is Level.RUN_ALL
     assert any(o.kind == "no_evidence" for o in decision.overrides)
+
+
+def test_a_failure_the_base_already_had_does_not_block_the_refresh(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    broken = "from pkg.mod import scale\n\n\ndef test_broken():\n    assert scale(2) == 5\n"
+    repo = make_repo(tmp_path / "known", {**FILES, "tests/test_broken.py": broken})
+    with ingested(repo, falkordb_url) as guard:
+        known = guard.store.ingest_info().known_failures
+        assert set(known) == {"tests/test_broken.py::test_broken"}
+        replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+        report = guard.run(stream=False)
+        assert report.exit_code == 1 and report.failed == ["tests/test_broken.py::test_broken"]
+        assert report.refreshed.startswith("evidence refreshed"), report.refreshed
+        # the same test failing another way is the edit's doing: no refresh
+        replace(guard, "pkg/mod.py", "return y", "return y / 0")
+        other = guard.run(stream=False)
+        assert other.refreshed == "evidence not refreshed: not every test passed"

@@ -79,3 +79,17 @@ def test_decision_json_has_the_contract_keys() -> None:
     assert out["reasons"]["t.py::test_a"] == [
         {"rule": "covers", "via": "a.py::f", "confidence": 0.75}
     ]
+
+
+def test_failure_signature_ignores_where_the_lines_moved_but_not_what_failed() -> None:
+    from guard_core.model import failure_signature
+
+    at_base = (
+        "    def f():\n>       raise RuntimeError('x')\nE       RuntimeError: x\n\n"
+        "src/m.py:12: RuntimeError"
+    )
+    moved = at_base.replace("src/m.py:12", "src/m.py:15")
+    other = at_base.replace("RuntimeError: x", "ZeroDivisionError: division by zero")
+    assert failure_signature(at_base) == failure_signature(moved) == "E       RuntimeError: x"
+    assert failure_signature(other) != failure_signature(at_base)
+    assert failure_signature("no E lines\nlast line\n") == "last line"

@@ -29,7 +29,13 @@ from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.pytest.labels import COLLECT, IMPORT, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import IngestError
-from guard_core.model import CoverEdge, RunRecord, TestOutcome, test_function_id
+from guard_core.model import (
+    CoverEdge,
+    RunRecord,
+    TestOutcome,
+    failure_signature,
+    test_function_id,
+)
 from guard_core.ports import GraphStore
 
 Progress = Callable[[int, int], None]
@@ -310,13 +316,13 @@ def ingest_coverage(
                                    duration_ms=e.duration_ms,
                                    outcomes=tuple(e.outcomes.values())))  # fmt: skip
     complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
+    failing = {t: failure_signature(o.message) for t, o in evidence[-1].outcomes.items()
+               if o.outcome in ("failed", "error")}  # fmt: skip
     store.update_ingest_info(
         coverage_sha=sha, coverage_complete=complete, coverage_runs=max(1, runs),
-        environment=environment, python=interpreter,
+        environment=environment, python=interpreter, known_failures=json.dumps(failing),
     )  # fmt: skip
-    failed = tuple(
-        sorted(t for t, o in evidence[-1].outcomes.items() if o.outcome in ("failed", "error"))
-    )
+    failed = tuple(sorted(failing))
     return CoverageReport(
         tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
         duration_s=time.perf_counter() - started,

@@ -8,15 +8,17 @@ makes that edge's lines unknown, which selects more, never less). The selected t
 edges. Edges of unchanged files are carried over as they are.
 
 Anything unusual leaves the evidence where it was, which only makes later diffs larger: a
-failing or timed-out run, a tree edited while the tests ran, a decision with problems, a
-renamed Python file, another interpreter than the ingest's, a shared graph server (unless
-``refresh_evidence`` is set), or any error while writing (the graph is then marked incomplete,
-so the next decision runs everything).
+test failing that did not fail the same way at the base, a timed-out run, a tree edited while
+the tests ran, a decision with problems, a renamed Python file, another interpreter than the
+ingest's, a shared graph server (unless ``refresh_evidence`` is set), or any error while
+writing (the graph is then marked incomplete, so the next decision runs everything).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
@@ -29,10 +31,20 @@ from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
 from guard_core.lines import line_mapping, remap_edge_lines
 from guard_core.logs import get_logger
-from guard_core.model import ChangeKind, CoverEdge, Decision, FileKind, Level
+from guard_core.model import (
+    ChangeKind,
+    CoverEdge,
+    Decision,
+    FileKind,
+    Level,
+    TestOutcome,
+    failure_signature,
+    test_function_id,
+)
 from guard_core.ports import GraphStore, RunResult
 
 log = get_logger("guard.refresh")
+_FAILED = ("failed", "error")
 
 
 @attrs.frozen
@@ -42,6 +54,22 @@ class Session:
     base: str | None  # the evidence base the decision diffed against
     full: bool  # the whole suite runs: the refresh replaces all evidence
     out: tempfile.TemporaryDirectory[str]
+    known: Mapping[str, str]  # tests failing at the base, and how
+
+    def known_failure(self, outcome: TestOutcome) -> bool:
+        """Whether ``outcome`` is a failure the base already had, failing the same way."""
+        expected = self.known.get(test_function_id(outcome.test))
+        return expected is not None and expected == failure_signature(outcome.message)
+
+    def failures_after(self, result: RunResult, ran: Iterable[str]) -> dict[str, str]:
+        """The known failures at the new base: those of this run, and (when only some tests
+        ran) the base's failures of the tests that did not run."""
+        now = {test_function_id(o.test): failure_signature(o.message)
+               for o in result.record.outcomes if o.outcome in _FAILED}  # fmt: skip
+        if self.full:
+            return now
+        kept = {t: sig for t, sig in self.known.items() if t not in set(ran)}
+        return {**kept, **now}
 
 
 class CoverageRefresher:
@@ -65,7 +93,8 @@ class CoverageRefresher:
             return None
         info = store.ingest_info()
         return Session(decision, observed, info.coverage_sha, decision.level is Level.RUN_ALL,
-                       tempfile.TemporaryDirectory(prefix="guard-refresh-"))  # fmt: skip
+                       tempfile.TemporaryDirectory(prefix="guard-refresh-"),
+                       dict(info.known_failures))  # fmt: skip
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
         info = store.ingest_info()
@@ -95,17 +124,17 @@ class CoverageRefresher:
             if why:
                 return f"evidence not refreshed: {why}"
             try:
-                return self._write(store, session)
+                return self._write(store, session, result)
             except Exception as exc:  # the graph stays marked incomplete
                 log.warning("refresh_failed", error=repr(exc), exc_info=True)
                 return f"evidence not refreshed ({exc}); the next decision runs every test"
 
     def _not_refreshable_after(self, session: Session, result: RunResult) -> str | None:
         outcomes = result.record.outcomes
-        if result.exit_code != 0 or any(o.outcome in ("failed", "error") for o in outcomes):
+        if result.exit_code not in (0, 1) or not outcomes:
+            return "the run did not complete"
+        if any(not session.known_failure(o) for o in outcomes if o.outcome in _FAILED):
             return "not every test passed"
-        if not outcomes:
-            return "no test ran"
         try:
             if working_tree_id(self.repo) != session.tree:
                 return "the working tree changed while the tests ran"
@@ -113,7 +142,7 @@ class CoverageRefresher:
             return f"cannot snapshot the working tree: {exc}"
         return None
 
-    def _write(self, store: GraphStore, session: Session) -> str:
+    def _write(self, store: GraphStore, session: Session, result: RunResult) -> str:
         out = Path(session.out.name)
         evidence = read_evidence(self.repo, out, read_payload(out))
         ran = sorted(evidence.executed)
@@ -121,6 +150,7 @@ class CoverageRefresher:
             return "evidence not refreshed: the collector recorded no test"
         edges, _ = merge_runs([evidence])
         carried = [] if session.full else self._carry_lines(store, session, set(ran))
+        known = json.dumps(session.failures_after(result, ran))
         sha = snapshot_commit(self.repo, session.tree)
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
         ingest_static(self.repo, store, include_tests=True)
@@ -129,7 +159,7 @@ class CoverageRefresher:
             store.clear_unproven()
             store.update_ingest_info(
                 coverage_sha=sha, coverage_complete=True, coverage_runs=1,
-                environment=environment_probe(self.settings)(),
+                environment=environment_probe(self.settings)(), known_failures=known,
             )  # fmt: skip
             return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
@@ -138,7 +168,7 @@ class CoverageRefresher:
         store.restamp_edges(session.base, sha)
         store.mark_unproven(r.id for r in session.decision.change_set.regions
                             if r.kind is ChangeKind.ADDED)  # fmt: skip
-        store.update_ingest_info(coverage_sha=sha, coverage_complete=True)
+        store.update_ingest_info(coverage_sha=sha, coverage_complete=True, known_failures=known)
         return (
             f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
             f"{len(carried)} edges of other tests re-mapped"
