@@ -12,9 +12,12 @@ Run: python benchmarks/bench_refresh.py
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _targets import WORK, covered_edits, git, sdist_repo, target_venv
 
+import guard_adapters
 from guard_core.api import Guard
 
 SPEC = "flask==3.1.2"
@@ -67,10 +71,16 @@ def session(repo: Path, steps: list[tuple[str, str, str]], refresh: bool) -> lis
 
 
 def failing_tests(python: Path, repo: Path) -> set[str]:
-    out = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf"],
-                         cwd=repo, capture_output=True, text=True)  # fmt: skip
-    return {line.split()[1].split("[")[0] for line in out.stdout.splitlines()
-            if line.startswith(("FAILED ", "ERROR "))}  # fmt: skip
+    """Test functions that fail in a whole-suite run (outcomes from Guard's reporter plugin)."""
+    plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        env = {**os.environ, "GUARD_REPORT": str(report), "PYTHONPATH": plugin_root}
+        subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+                        "guard_adapters.pytest.reporter"], cwd=repo, capture_output=True,
+                       env=env)  # fmt: skip
+        tests = json.loads(report.read_text())["tests"]
+    return {t.split("[")[0] for t, info in tests.items() if info["outcome"] in ("failed", "error")}
 
 
 def main() -> None:
@@ -91,13 +101,14 @@ def main() -> None:
     git(repo, "checkout", "-q", "--", ".")
     refreshed = session(repo, steps, refresh=True)
 
+    already = failing_tests(python, repo)  # the session's tree, before any probe
     escapes = misses = killable = 0
     missed: list[str] = []
     with Guard.open(repo, refresh_evidence=False) as g:
         for probe in probes:
             apply(repo, probe)
             picked = {t.split("[")[0] for t in g.check().tests}
-            failing = failing_tests(python, repo)
+            failing = failing_tests(python, repo) - already
             killable += bool(failing)
             escapes += bool(failing - picked)
             misses += len(failing - picked)
