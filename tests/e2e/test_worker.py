@@ -80,6 +80,11 @@ def test_the_worker_answers_like_a_fresh_process_and_stops_with_the_server(
     assert first.stderr.strip().endswith("LOCAL")
     assert wait_for(lambda: (state / "worker.pid").exists() and worker_socket(state).exists())
     pid = int((state / "worker.pid").read_text())
+    status = subprocess.run(
+        [sys.executable, "-m", "guard_adapters.cli", "server", "status", "--repo", str(root)],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert f"warm worker: running (pid {pid})" in status.stdout
 
     second = guard(root, "check", "--json", env=env)
     assert second.returncode == 0 and second.stderr.strip().endswith("WORKER")

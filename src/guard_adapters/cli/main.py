@@ -126,6 +126,10 @@ def server_status(repo: Path) -> None:
     click.echo(f"embedded FalkorDB: {state}" + (f" (pid {status.pid})" if status.pid else ""))
     click.echo(f"  socket: {status.socket}")
     click.echo(f"  data:   {status.data_dir}")
+    from guard_adapters.cli.worker import worker_pid
+
+    worker = worker_pid(settings.guard_dir)
+    click.echo(f"warm worker: running (pid {worker})" if worker else "warm worker: stopped")
 
 
 @server.command("stop")

@@ -128,6 +128,16 @@ def _read_all(conn: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
+def worker_pid(state_dir: Path) -> int | None:
+    """The pid of the repository's worker, if one is alive."""
+    try:
+        pid = int((state_dir / "worker.pid").read_text().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
 def stop_worker(state_dir: Path) -> bool:
     """Ask the worker of ``state_dir`` to exit; False when none answered."""
     try:
