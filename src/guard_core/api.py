@@ -129,6 +129,8 @@ class Guard:
             runner.stream = stream
         if hasattr(runner, "timeout"):
             runner.timeout = timeout
+        with contextlib.suppress(GuardError):
+            self.engine  # noqa: B018 - settles the interpreter before the refresher reads it
         refresher = self._refresher(runner)
         # the tree is observed before the decision: an edit made after it is never refreshed
         observed = refresher.observe() if refresher is not None else None

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -26,7 +28,8 @@ import attrs
 from guard_adapters.coverage.ingest import merge_runs, read_evidence, read_payload
 from guard_adapters.git.diff import read_at
 from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
-from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.libcst.index import RawIndex
+from guard_adapters.libcst.ingest import StaticPlan, index_planned, plan_static, write_static
 from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
 from guard_core.lines import line_mapping, remap_edge_lines
@@ -55,6 +58,8 @@ class Session:
     full: bool  # the whole suite runs: the refresh replaces all evidence
     out: tempfile.TemporaryDirectory[str]
     known: Mapping[str, str]  # tests failing at the base, and how
+    static: StaticPlan  # the files to re-index, indexed while the tests run:
+    indexed: Future[list[RawIndex]]
 
     def known_failure(self, outcome: TestOutcome) -> bool:
         """Whether ``outcome`` is a failure the base already had, failing the same way."""
@@ -92,9 +97,13 @@ class CoverageRefresher:
             log.info("refresh_skipped", reason=why)
             return None
         info = store.ingest_info()
+        plan = plan_static(self.repo, store.file_hashes(), include_tests=True)
+        pool = ThreadPoolExecutor(max_workers=1)  # pytest runs in another process meanwhile
+        indexed = pool.submit(index_planned, plan, None, 1)
+        pool.shutdown(wait=False)
         return Session(decision, observed, info.coverage_sha, decision.level is Level.RUN_ALL,
                        tempfile.TemporaryDirectory(prefix="guard-refresh-"),
-                       dict(info.known_failures))  # fmt: skip
+                       dict(info.known_failures), plan, indexed)  # fmt: skip
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
         info = store.ingest_info()
@@ -143,6 +152,7 @@ class CoverageRefresher:
         return None
 
     def _write(self, store: GraphStore, session: Session, result: RunResult) -> str:
+        started = time.perf_counter()
         out = Path(session.out.name)
         evidence = read_evidence(self.repo, out, read_payload(out))
         ran = sorted(evidence.executed)
@@ -152,8 +162,14 @@ class CoverageRefresher:
         carried = [] if session.full else self._carry_lines(store, session, set(ran))
         known = json.dumps(session.failures_after(result, ran))
         sha = snapshot_commit(self.repo, session.tree)
+        read = time.perf_counter()
+        indexed = session.indexed.result()
+        waited = time.perf_counter()
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
-        ingest_static(self.repo, store, include_tests=True)
+        write_static(store, session.static, indexed)
+        log.debug("refresh_timings", read_s=round(read - started, 3),
+                  index_wait_s=round(waited - read, 3),
+                  static_write_s=round(time.perf_counter() - waited, 3))  # fmt: skip
         if session.full:
             store.write_coverage(edges, sha=sha, tests=ran, replace=True)
             store.clear_unproven()
@@ -163,12 +179,16 @@ class CoverageRefresher:
             )  # fmt: skip
             return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
+        t0 = time.perf_counter()
         store.set_edge_lines(carried)
         store.write_coverage(edges, sha=sha, tests=ran, replace=True)
+        t1 = time.perf_counter()
         store.restamp_edges(session.base, sha)
+        t2 = time.perf_counter()
         store.mark_unproven(r.id for r in session.decision.change_set.regions
                             if r.kind is ChangeKind.ADDED)  # fmt: skip
         store.update_ingest_info(coverage_sha=sha, coverage_complete=True, known_failures=known)
+        log.debug("refresh_timings", write_s=round(t1 - t0, 3), restamp_s=round(t2 - t1, 3))
         return (
             f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
             f"{len(carried)} edges of other tests re-mapped"

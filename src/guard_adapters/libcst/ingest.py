@@ -46,15 +46,18 @@ def _to_file_index(raw: RawIndex) -> FileIndex:
     return attrs.evolve(raw.file, calls=calls, imports=raw.imports, aliases=raw.aliases)
 
 
-def ingest_static(
-    repo: Path,
-    store: GraphStore,
-    include_tests: bool = False,
-    progress: Progress | None = None,
-    workers: int | None = None,
-) -> StaticReport:
-    """Index changed files (content hash differs), drop deleted ones, record the commit."""
-    root = repo_root(repo)
+@attrs.frozen
+class StaticPlan:
+    """Which files an incremental index has to (re)index and drop."""
+
+    root: Path
+    jobs: tuple[tuple[str, str, str | None, PytestLayout, bool], ...]
+    removed: tuple[str, ...]
+    unchanged: int
+
+
+def plan_static(root: Path, known: dict[str, str], include_tests: bool) -> StaticPlan:
+    """Files whose content differs from ``known`` (path -> content hash), and files gone."""
     layout = load_layout(root)
     wanted: dict[str, FileRole] = {}
     present = tracked_files(root)
@@ -65,7 +68,6 @@ def ingest_static(
         if role in (FileRole.TEST, FileRole.CONFTEST) and not include_tests:
             continue
         wanted[path] = role
-    known = store.file_hashes()
     jobs = []
     unchanged = 0
     for path, role in sorted(wanted.items()):
@@ -77,32 +79,54 @@ def ingest_static(
     # only files gone from the repository: a test file skipped for lack of --include-tests
     # keeps its tests and their evidence
     existing = set(present)
-    removed = [p for p in known if p.endswith(".py") and p not in existing]
+    removed = tuple(p for p in known if p.endswith(".py") and p not in existing)
+    return StaticPlan(root, tuple(jobs), removed, unchanged)
+
+
+def index_planned(
+    plan: StaticPlan, progress: Progress | None = None, workers: int | None = None
+) -> list[RawIndex]:
     results: list[RawIndex] = []
-    total = len(jobs)
+    total = len(plan.jobs)
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
     if workers > 1 and total >= _PARALLEL_FROM:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for done, raw in enumerate(pool.map(_job, jobs, chunksize=4), 1):
+            for done, raw in enumerate(pool.map(_job, plan.jobs, chunksize=4), 1):
                 results.append(raw)
                 if progress:
                     progress(done, total)
     else:
-        for done, job in enumerate(jobs, 1):
+        for done, job in enumerate(plan.jobs, 1):
             results.append(_job(job))
             if progress:
                 progress(done, total)
-    store.remove_files(removed)
+    return results
+
+
+def write_static(store: GraphStore, plan: StaticPlan, results: list[RawIndex]) -> StaticReport:
+    store.remove_files(plan.removed)
     store.write_files([_to_file_index(r) for r in results])
-    head = str(git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip()
+    head = str(git(plan.root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip()
     store.update_ingest_info(static_sha=head or None)
     return StaticReport(
         indexed=len(results),
-        unchanged=unchanged,
-        removed=len(removed),
+        unchanged=plan.unchanged,
+        removed=len(plan.removed),
         parse_errors=tuple(
             f"{r.file.path}: {r.file.parse_error}" for r in results if r.file.parse_error
         ),
         functions=sum(len(r.file.functions) for r in results),
         tests=sum(len(r.file.tests) for r in results),
     )
+
+
+def ingest_static(
+    repo: Path,
+    store: GraphStore,
+    include_tests: bool = False,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> StaticReport:
+    """Index changed files (content hash differs), drop deleted ones, record the commit."""
+    plan = plan_static(repo_root(repo), store.file_hashes(), include_tests)
+    return write_static(store, plan, index_planned(plan, progress, workers))
