@@ -124,13 +124,13 @@ class Guard:
 
         ``stream`` shows pytest's output live; past ``timeout`` seconds pytest is stopped and
         :class:`~guard_core.errors.RunnerError` raised."""
+        with contextlib.suppress(GuardError):
+            self.engine  # noqa: B018 - settles the interpreter (the evidence's) first
         runner = self.plugins.runner(self.settings)
         if hasattr(runner, "stream"):
             runner.stream = stream
         if hasattr(runner, "timeout"):
             runner.timeout = timeout
-        with contextlib.suppress(GuardError):
-            self.engine  # noqa: B018 - settles the interpreter before the refresher reads it
         refresher = self._refresher(runner)
         # the tree is observed before the decision: an edit made after it is never refreshed
         observed = refresher.observe() if refresher is not None else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import site
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -196,3 +197,34 @@ def test_a_failure_the_base_already_had_does_not_block_the_refresh(
         replace(guard, "pkg/mod.py", "return y", "return y / 0")
         other = guard.run(stream=False)
         assert other.refreshed == "evidence not refreshed: not every test passed"
+
+
+def test_the_first_run_uses_the_interpreter_the_evidence_came_from(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str((venv / "bin" / "python").absolute())
+    ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    purelib = subprocess.run([python, "-c", ask], capture_output=True, text=True,
+                             check=True).stdout.strip()  # fmt: skip
+    # this interpreter sees the test environment's packages (pytest, coverage) too
+    Path(purelib, "host.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    marker = tmp_path / "ran-with"
+    conftest = f"import sys\nopen({str(marker)!r}, 'w').write(sys.executable)\n"
+    repo = make_repo(tmp_path / "interp", {**FILES, "tests/conftest.py": conftest})
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:interp-{os.getpid()}"}
+    with Guard.open(repo, env=env) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        ingest_coverage(repo, g.store, python=python)
+    try:
+        with Guard.open(repo, env=env, refresh_evidence=True) as g:  # no interpreter given
+            replace(g, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+            report = g.run(stream=False)
+            assert report.exit_code == 0
+            assert marker.read_text() == python
+            assert report.refreshed.startswith("evidence refreshed")
+    finally:
+        with Guard.open(repo, env=env) as g:
+            g.store.clear()
