@@ -59,7 +59,7 @@ def main() -> None:
     cold_env = {**os.environ, "GUARD_WORKER": "0"}
     warm_env = {**os.environ, "GUARD_WORKER": "1"}
     subprocess.run(check, env=warm_env, capture_output=True)  # starts the repo's worker
-    sock = worker_socket(repo / ".guard")
+    sock = Path(worker_socket(repo / ".guard"))
     for _ in range(100):
         if sock.exists():
             break

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from guard_adapters.cli.fast import worker_socket
+from guard_adapters.cli.fast import receive, send, worker_socket
 from tests.conftest import make_repo
 
 FILES = {
@@ -78,7 +78,7 @@ def test_the_worker_answers_like_a_fresh_process_and_stops_with_the_server(
     first = guard(root, "check", "--json", env=env)
     assert first.returncode == 0, first.stderr
     assert first.stderr.strip().endswith("LOCAL")
-    assert wait_for(lambda: (state / "worker.pid").exists() and worker_socket(state).exists())
+    assert wait_for(lambda: (state / "worker.pid").exists() and Path(worker_socket(state)).exists())
     pid = int((state / "worker.pid").read_text())
     status = subprocess.run(
         [sys.executable, "-m", "guard_adapters.cli", "server", "status", "--repo", str(root)],
@@ -105,20 +105,19 @@ def test_the_worker_answers_like_a_fresh_process_and_stops_with_the_server(
     )  # fmt: skip
     assert "stopped" in stop.stdout
     assert wait_for(lambda: not alive(pid), timeout=10)
-    assert not worker_socket(state).exists()
+    assert not Path(worker_socket(state)).exists()
 
 
 def test_a_worker_of_other_code_steps_aside(repo: tuple[Path, dict[str, str]]) -> None:
     root, env = repo
     state = root / ".guard"
     guard(root, "stats", env=env)
-    assert wait_for(lambda: (state / "worker.pid").exists() and worker_socket(state).exists())
+    assert wait_for(lambda: (state / "worker.pid").exists() and Path(worker_socket(state)).exists())
     pid = int((state / "worker.pid").read_text())
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.connect(str(worker_socket(state)))
-        conn.sendall(json.dumps({"argv": ["stats"], "stamp": "an older guard"}).encode())
-        conn.shutdown(socket.SHUT_WR)
-        answer = json.loads(conn.recv(1 << 16))
+        conn.connect(worker_socket(state))
+        send(conn, {"argv": ["stats"], "stamp": "an older guard"})
+        answer = receive(conn)
     assert answer == {"ok": False, "reason": "stale"}
     assert wait_for(lambda: not alive(pid), timeout=10)
     out = guard(root, "stats", "--json", env=env)  # answered here, as before

@@ -2,110 +2,129 @@
 when one runs, else run the command here (and start a worker for the next call).
 
 A fresh process spends most of a ``guard check`` importing the graph client; the worker (see
-:mod:`guard_adapters.cli.worker`) keeps those imports loaded. This module imports only the
-standard library so that asking the worker costs a few milliseconds. The worker's answer is
-exactly what the command prints and exits with here; anything unexpected (no worker, another
-Guard version, a timeout) falls back to running the command in this process.
+:mod:`guard_adapters.cli.worker`) keeps those imports loaded. This module imports only
+built-in modules (``_socket``, ``marshal``, ``zlib``: no pathlib, json or socket wrappers), so
+asking the worker costs a few milliseconds over the interpreter's own start. The worker's
+answer is exactly what the command prints and exits with here; anything unexpected (no
+worker, another Guard version, a timeout) falls back to running the command in this process.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
+import _socket
+import marshal
 import os
-import socket
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+import zlib
 
 FAST_COMMANDS = frozenset({"check", "covering-tests", "callers", "stats"})
 _MAX_SOCKET_PATH = 100
 _ANSWER_TIMEOUT_S = 600.0
+_PACKAGES = ("guard_core", "guard_adapters")
+
+
+def _digest(text: str) -> str:
+    data = text.encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 def code_stamp() -> str:
-    """Changes whenever Guard's code does (an upgrade, an edit of an editable install)."""
-    digest = hashlib.sha256()
-    for package in ("guard_core", "guard_adapters"):
-        root = Path(__file__).resolve().parents[2] / package
-        for path in sorted(root.rglob("*.py")):
-            stat = path.stat()
-            digest.update(f"{path}:{stat.st_mtime_ns}:{stat.st_size};".encode())
-    return digest.hexdigest()[:24]
+    """Changes whenever Guard's code (or the interpreter running it) does: an upgrade, an
+    edit of an editable install."""
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parts = [sys.version, sys.executable]
+    pending = [os.path.join(src, package) for package in _PACKAGES]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    pending.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    stat = entry.stat()
+                    parts.append(f"{entry.path}:{stat.st_mtime_ns}:{stat.st_size}")
+    return _digest("\n".join(sorted(parts)))
 
 
-def worker_socket(state_dir: Path) -> Path:
-    path = state_dir / "worker.sock"
-    if len(os.fsencode(str(path))) > _MAX_SOCKET_PATH:
-        digest = hashlib.sha256(os.fsencode(str(state_dir))).hexdigest()[:16]
-        path = Path(tempfile.gettempdir()) / f"guard-{os.getuid()}-{digest}-worker.sock"
+def worker_socket(state_dir: str | os.PathLike[str]) -> str:
+    path = os.path.join(os.fspath(state_dir), "worker.sock")
+    if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+        tmp = os.environ.get("TMPDIR") or "/tmp"
+        path = os.path.join(tmp, f"guard-{os.getuid()}-{_digest(os.fspath(state_dir))}.sock")
     return path
 
 
-def state_dir_for(argv: list[str], cwd: Path) -> Path | None:
+def state_dir_for(argv: list[str], cwd: str) -> str | None:
     """The state folder of the repository ``argv`` names with ``--repo`` (default: here)."""
     if os.environ.get("GUARD_STATE_DIR"):
-        return Path(os.environ["GUARD_STATE_DIR"]).expanduser().resolve()
+        return os.path.abspath(os.path.expanduser(os.environ["GUARD_STATE_DIR"]))
     repo = "."
     for i, arg in enumerate(argv):
         if arg == "--repo" and i + 1 < len(argv):
             repo = argv[i + 1]
         elif arg.startswith("--repo="):
             repo = arg.split("=", 1)[1]
-    path = (cwd / repo).resolve()
-    for folder in (path, *path.parents):
-        if (folder / ".git").exists():
-            return folder / ".guard"
-    return None
+    folder = os.path.realpath(os.path.join(cwd, repo))
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return os.path.join(folder, ".guard")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
-def guard_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k.startswith("GUARD_")}
+def send(conn: _socket.socket, message: dict) -> None:
+    conn.sendall(marshal.dumps(message))
+    conn.shutdown(_socket.SHUT_WR)
+
+
+def receive(conn: _socket.socket) -> object:
+    chunks = []
+    while chunk := conn.recv(1 << 16):
+        chunks.append(chunk)
+    return marshal.loads(b"".join(chunks))
 
 
 def ask_worker(argv: list[str]) -> tuple[int, str, str] | None:
     """(exit code, stdout, stderr) from the worker, or None to run the command here."""
-    cwd = Path.cwd()
+    cwd = os.getcwd()
     state = state_dir_for(argv, cwd)
     if state is None:
         return None
-    request = {"argv": argv, "cwd": str(cwd), "env": guard_env(), "stamp": code_stamp()}
+    env = {k: v for k, v in os.environ.items() if k.startswith("GUARD_")}
+    request = {"argv": argv, "cwd": cwd, "env": env, "stamp": code_stamp()}
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(0.5)
-            conn.connect(str(worker_socket(state)))
-            conn.settimeout(_ANSWER_TIMEOUT_S)
-            conn.sendall(json.dumps(request).encode())
-            conn.shutdown(socket.SHUT_WR)
-            answer = json.loads(_read_all(conn))
-    except (OSError, ValueError):
+        conn.settimeout(0.5)
+        conn.connect(worker_socket(state))
+        conn.settimeout(_ANSWER_TIMEOUT_S)
+        send(conn, request)
+        answer = receive(conn)
+    except (OSError, ValueError, EOFError, TypeError):
         return None
+    finally:
+        conn.close()
     if not isinstance(answer, dict) or not answer.get("ok"):
         return None
     return int(answer["exit"]), str(answer["stdout"]), str(answer["stderr"])
 
 
-def _read_all(conn: socket.socket) -> bytes:
-    chunks = []
-    while chunk := conn.recv(1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def start_worker(argv: list[str]) -> None:
     """Start a worker for the repository in the background (it exits on its own when idle
     or when the embedded FalkorDB stops); a second one exits at once."""
-    state = state_dir_for(argv, Path.cwd())
-    if state is None or not state.is_dir():
+    import subprocess
+
+    state = state_dir_for(argv, os.getcwd())
+    if state is None or not os.path.isdir(state):
         return
-    with contextlib.suppress(OSError):
+    try:
         subprocess.Popen(
-            [sys.executable, "-m", "guard_adapters.cli.worker", str(state)],
-            cwd=state.parent, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            [sys.executable, "-m", "guard_adapters.cli.worker", state],
+            cwd=os.path.dirname(state), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
         )  # fmt: skip
+    except OSError:
+        return
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ import contextlib
 import fcntl
 import importlib
 import io
-import json
 import os
 import socket
 import sys
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guard_adapters.cli.fast import FAST_COMMANDS, code_stamp, worker_socket
+from guard_adapters.cli.fast import FAST_COMMANDS, code_stamp, receive, send, worker_socket
 
 _POLL_S = 0.5
 _WARM = (
@@ -70,9 +69,10 @@ class Worker:
                 continue
             with conn:
                 conn.settimeout(30)
-                with contextlib.suppress(OSError, ValueError):
-                    request = json.loads(_read_all(conn))
-                    conn.sendall(json.dumps(self.answer(request)).encode())
+                with contextlib.suppress(OSError, ValueError, EOFError, TypeError):
+                    request = receive(conn)
+                    if isinstance(request, dict):
+                        send(conn, self.answer(request))
             last = time.monotonic()
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -121,13 +121,6 @@ def run_command(argv: list[str], cwd: str, env: dict[str, str]) -> dict[str, Any
     return {"exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
-def _read_all(conn: socket.socket) -> bytes:
-    chunks = []
-    while chunk := conn.recv(1 << 16):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def worker_pid(state_dir: Path) -> int | None:
     """The pid of the repository's worker, if one is alive."""
     try:
@@ -143,11 +136,10 @@ def stop_worker(state_dir: Path) -> bool:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(2)
-            conn.connect(str(worker_socket(state_dir)))
-            conn.sendall(json.dumps({"stop": True}).encode())
-            conn.shutdown(socket.SHUT_WR)
-            _read_all(conn)
-    except OSError:
+            conn.connect(worker_socket(state_dir))
+            send(conn, {"stop": True})
+            receive(conn)
+    except (OSError, ValueError, EOFError):
         return False
     return True
 
@@ -159,7 +151,7 @@ def main(state_dir: Path) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return  # another worker serves this repository
-    path = worker_socket(state_dir)
+    path = Path(worker_socket(state_dir))
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
