@@ -29,10 +29,10 @@ def _digest(text: str) -> str:
 
 
 def code_stamp() -> str:
-    """Changes whenever Guard's code (or the interpreter running it) does: an upgrade, an
+    """Changes whenever Guard's code (or the Python version running it) does: an upgrade, an
     edit of an editable install."""
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    parts = [sys.version, sys.executable]
+    parts = [sys.version]
     pending = [os.path.join(src, package) for package in _PACKAGES]
     while pending:
         with os.scandir(pending.pop()) as entries:
