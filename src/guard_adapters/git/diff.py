@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -28,9 +29,13 @@ _NULL_BLOB = re.compile(r"^0+$")
 
 def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     """Tracked changes (staged and unstaged) against ``base``, plus untracked files."""
-    raw = git(repo, "diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff",
-              "--no-textconv", base, "--", binary=True)  # fmt: skip
-    assert isinstance(raw, bytes)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the two git processes run side by side
+        others = pool.submit(git, repo, "ls-files", "-z", "--others", "--exclude-standard",
+                             binary=True)  # fmt: skip
+        raw = git(repo, "diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff",
+                  "--no-textconv", base, "--", binary=True)  # fmt: skip
+        untracked = others.result()
+    assert isinstance(raw, bytes) and isinstance(untracked, bytes)
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
     if fields and fields[-1] == "":
         fields.pop()
@@ -53,9 +58,7 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
                 raise RepositoryError("truncated entry in git diff output")
             out.append(DiffEntry(code, fields[i + 1], None, old_blob))
             i += 2
-    raw = git(repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True)
-    assert isinstance(raw, bytes)
-    out = _with_untracked(repo, out, [os.fsdecode(p) for p in raw.split(b"\0") if p])
+    out = _with_untracked(repo, out, [os.fsdecode(p) for p in untracked.split(b"\0") if p])
     return [e for e in out if not e.path.startswith(STATE_DIR)]
 
 

@@ -9,6 +9,7 @@ in the change set, which the decision turns into run-all.
 from __future__ import annotations
 
 import ast
+import re
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
@@ -40,6 +41,7 @@ ENVIRONMENT_NAMES = frozenset(
 COMPILED_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".pyx", ".pxd", ".rs", ".so", ".pyd"})
 
 _BASE_CACHE = 256  # parsed base-side files kept per slicer
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 _KINDS = {"A": FileKind.ADDED, "D": FileKind.DELETED, "R": FileKind.RENAMED}
 
@@ -91,6 +93,7 @@ class GitSlicer:
         self.settings = settings
         self._base_regions: OrderedDict[tuple[str, str], ModuleRegions] = OrderedDict()
         self._roots: dict[Path, Path] = {}
+        self._resolved: set[tuple[Path, str]] = set()
 
     def _old_side(
         self, root: Path, base: str, entry: DiffEntry
@@ -111,7 +114,12 @@ class GitSlicer:
     def slice(self, repo: Path, base: str | None = None) -> ChangeSet:
         root = self._roots.get(repo) or self._roots.setdefault(repo, repo_root(repo))
         # a clear error without commits; one git call either way (checks run on a hot path)
-        base_sha = resolve_rev(root, base) if base else head_sha(root)
+        if base and _FULL_SHA.fullmatch(base) and (root, base) in self._resolved:
+            base_sha = base  # a commit id once verified names the same commit for good
+        else:
+            base_sha = resolve_rev(root, base) if base else head_sha(root)
+            if base and _FULL_SHA.fullmatch(base):
+                self._resolved.add((root, base))
         try:
             entries = diff_entries(root, base_sha)
         except RepositoryError as exc:
