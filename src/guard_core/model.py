@@ -265,6 +265,9 @@ class IngestInfo:
     python: str | None = None  # the interpreter the evidence was collected with
     # tests that already failed where the evidence was collected: test id -> failure signature
     known_failures: Mapping[str, str] = attrs.field(factory=dict, hash=False)
+    # earlier evidence bases the current one was refreshed from: edges verified at any of them
+    # were carried over through the diffs, so they are as fresh as the base itself
+    lineage: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> IngestInfo:
@@ -272,6 +275,7 @@ class IngestInfo:
             known = json.loads(data.get("known_failures") or "{}")
         except (TypeError, ValueError):
             known = {}
+        lineage = data.get("lineage") or []
         return cls(
             static_sha=data.get("static_sha") or None,
             coverage_sha=data.get("coverage_sha") or None,
@@ -280,7 +284,15 @@ class IngestInfo:
             environment=data.get("environment") or None,
             python=data.get("python") or None,
             known_failures=known if isinstance(known, dict) else {},
+            lineage=tuple(str(sha) for sha in lineage) if isinstance(lineage, list) else (),
         )
+
+    def fresh_shas(self, base: str) -> frozenset[str]:
+        """The commits at which verified evidence holds at ``base``: the base itself, and the
+        bases it was refreshed from when ``base`` is the current evidence base."""
+        if base == self.coverage_sha:
+            return frozenset({base, *self.lineage})
+        return frozenset({base})
 
 
 def failure_signature(message: str) -> str:

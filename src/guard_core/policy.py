@@ -82,6 +82,7 @@ def trust_components(data: PolicyInput) -> TrustComponents:
     functions with dynamic dispatch.
     """
     judged = _judged(data, functions_only=True)
+    current = data.ingest.fresh_shas(data.head_sha)
     best: list[float] = []
     edges = 0
     fresh = 0
@@ -95,7 +96,7 @@ def trust_components(data: PolicyInput) -> TrustComponents:
             best.append(0.0)
         for e in fedges:
             edges += 1
-            fresh += e.last_verified_sha == data.head_sha
+            fresh += e.last_verified_sha in current
     regions = data.change_set.regions
     uncertain = sum(r.dynamic_dispatch for r in regions)
     return TrustComponents(

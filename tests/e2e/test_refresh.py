@@ -97,6 +97,9 @@ def test_a_passing_run_moves_the_base_and_keeps_line_evidence_exact(guard: Guard
     broken = guard.run(stream=False)
     assert broken.decision.level is not Level.RUN_ALL
     assert set(broken.decision.tests) == {NEG}
+    # test_neg's edge was measured at the ingest commit and carried over: still fresh
+    assert broken.decision.components.freshness == 1.0
+    assert guard.store.ingest_info().lineage == (first_base,)
     assert broken.exit_code == 1 and broken.failed == [NEG]
     assert broken.refreshed == "evidence not refreshed: not every test passed"
     assert guard.store.ingest_info().coverage_sha == info.coverage_sha
@@ -228,3 +231,20 @@ def test_the_first_run_uses_the_interpreter_the_evidence_came_from(
     finally:
         with Guard.open(repo, env=env) as g:
             g.store.clear()
+
+
+def test_a_long_lineage_is_folded_into_the_edges(
+    guard: Guard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import guard_adapters.coverage.refresh as refresh
+
+    monkeypatch.setattr(refresh, "_MAX_LINEAGE", 1)
+    replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
+    assert guard.run(stream=False).refreshed.startswith("evidence refreshed")
+    assert len(guard.store.ingest_info().lineage) == 1
+    replace(guard, "pkg/mod.py", "y = 2 * x", "y = x * 2")
+    assert guard.run(stream=False).refreshed.startswith("evidence refreshed")
+    assert guard.store.ingest_info().lineage == ()  # folded: every edge carries the new base
+    replace(guard, "pkg/mod.py", "out = 'neg'", "out = 'NEG'")
+    decision = guard.check()
+    assert set(decision.tests) == {NEG} and decision.components.freshness == 1.0

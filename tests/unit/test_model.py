@@ -93,3 +93,12 @@ def test_failure_signature_ignores_where_the_lines_moved_but_not_what_failed() -
     assert failure_signature(at_base) == failure_signature(moved) == "E       RuntimeError: x"
     assert failure_signature(other) != failure_signature(at_base)
     assert failure_signature("no E lines\nlast line\n") == "last line"
+
+
+def test_evidence_carried_through_refreshes_stays_fresh_only_at_the_current_base() -> None:
+    from guard_core.model import IngestInfo
+
+    info = IngestInfo.from_mapping({"coverage_sha": "c3", "lineage": ["c1", "c2"]})
+    assert info.fresh_shas("c3") == {"c1", "c2", "c3"}
+    assert info.fresh_shas("other") == {"other"}  # a --base of the user's: no carry-over
+    assert IngestInfo.from_mapping({"lineage": "garbage"}).lineage == ()

@@ -321,6 +321,7 @@ def ingest_coverage(
     store.update_ingest_info(
         coverage_sha=sha, coverage_complete=complete, coverage_runs=max(1, runs),
         environment=environment, python=interpreter, known_failures=json.dumps(failing),
+        lineage=[],
     )  # fmt: skip
     failed = tuple(sorted(failing))
     return CoverageReport(

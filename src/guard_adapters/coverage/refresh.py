@@ -48,6 +48,7 @@ from guard_core.ports import GraphStore, RunResult
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
+_MAX_LINEAGE = 100
 
 
 @attrs.frozen
@@ -58,6 +59,7 @@ class Session:
     full: bool  # the whole suite runs: the refresh replaces all evidence
     out: tempfile.TemporaryDirectory[str]
     known: Mapping[str, str]  # tests failing at the base, and how
+    lineage: tuple[str, ...]  # the bases the current one was refreshed from
     static: StaticPlan  # the files to re-index, indexed while the tests run:
     indexed: Future[list[RawIndex]]
 
@@ -103,7 +105,7 @@ class CoverageRefresher:
         pool.shutdown(wait=False)
         return Session(decision, observed, info.coverage_sha, decision.level is Level.RUN_ALL,
                        tempfile.TemporaryDirectory(prefix="guard-refresh-"),
-                       dict(info.known_failures), plan, indexed)  # fmt: skip
+                       dict(info.known_failures), info.lineage, plan, indexed)  # fmt: skip
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
         info = store.ingest_info()
@@ -176,19 +178,20 @@ class CoverageRefresher:
             store.update_ingest_info(
                 coverage_sha=sha, coverage_complete=True, coverage_runs=1,
                 environment=environment_probe(self.settings)(), known_failures=known,
+                lineage=[],
             )  # fmt: skip
             return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
-        t0 = time.perf_counter()
         store.set_edge_lines(carried)
         store.write_coverage(edges, sha=sha, tests=ran, replace=True)
-        t1 = time.perf_counter()
-        store.restamp_edges(session.base, sha)
-        t2 = time.perf_counter()
+        lineage = [*session.lineage, session.base]
+        if len(lineage) > _MAX_LINEAGE:  # fold the old stamps into the new base, one query
+            store.restamp_edges(lineage, sha)
+            lineage = []
         store.mark_unproven(r.id for r in session.decision.change_set.regions
                             if r.kind is ChangeKind.ADDED)  # fmt: skip
-        store.update_ingest_info(coverage_sha=sha, coverage_complete=True, known_failures=known)
-        log.debug("refresh_timings", write_s=round(t1 - t0, 3), restamp_s=round(t2 - t1, 3))
+        store.update_ingest_info(coverage_sha=sha, coverage_complete=True, known_failures=known,
+                                 lineage=lineage)  # fmt: skip
         return (
             f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
             f"{len(carried)} edges of other tests re-mapped"

@@ -618,12 +618,12 @@ class FalkorGraphStore:
             [{"f": e.function, "t": e.test, "l": encode_lines(e.lines)} for e in edges],
         )
 
-    def restamp_edges(self, old_sha: str, new_sha: str) -> None:
-        """Carry every edge verified at ``old_sha`` over to ``new_sha``."""
+    def restamp_edges(self, old_shas: Sequence[str], new_sha: str) -> None:
+        """Carry every edge verified at one of ``old_shas`` over to ``new_sha``."""
         self._query(
-            "MATCH ()-[c:COVERED_BY]->() WHERE c.last_verified_sha = $old "
+            "MATCH ()-[c:COVERED_BY]->() WHERE c.last_verified_sha IN $old "
             "SET c.last_verified_sha = $new",
-            {"old": old_sha, "new": new_sha},
+            {"old": list(old_shas), "new": new_sha},
         )
 
     def mark_unproven(self, function_ids: Iterable[str]) -> None:
