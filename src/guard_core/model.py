@@ -193,6 +193,9 @@ class CoverEdge:
     evidence_count: int = 1
     last_verified_sha: str | None = None
     lines: frozenset[int] = frozenset()  # the function's lines it executed; empty: unknown
+    # reached only through set-up every test shares (start-up, a module's first import), not
+    # by anything the test itself did: evidence for the edge, not a tie to the module
+    shared: bool = False
 
 
 @attrs.frozen

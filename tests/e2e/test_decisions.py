@@ -365,3 +365,27 @@ def test_line_evidence_narrows_a_body_edit_to_the_tests_that_reach_it(
             line_evidence=False,
         ) as wide:  # the ablation
             assert len(wide.check().tests) == 2
+
+
+def test_widening_skips_tests_tied_to_the_module_only_by_import_time_code(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    repo = make_repo(tmp_path / "widen", {
+        "pkg/__init__.py": "from pkg.registry import register\n\nregister('boot')\n",
+        "pkg/registry.py": "ITEMS = []\n\n\ndef register(name):\n    ITEMS.append(name)\n\n\n"
+                           "def find(name):\n    return [i for i in ITEMS if i == name]\n",
+        "tests/test_find.py": "from pkg.registry import find\n\n\n"
+                              "def test_find():\n    assert find('boot') == ['boot']\n",
+        "tests/test_other.py": "import pkg\n\n\ndef test_other():\n    assert pkg\n",
+    })  # fmt: skip
+    with fresh_ingest(repo, falkordb_url, "widen") as g:
+        # every test ran register() while pkg was first imported: shared, not its own doing
+        shared = dict(g.store._read(  # type: ignore[attr-defined]
+            "MATCH (:Function {id: 'pkg/registry.py::register'})-[c:COVERED_BY]->(t:Test) "
+            "RETURN t.id, c.shared"))  # fmt: skip
+        assert shared == {"tests/test_find.py::test_find": True,
+                          "tests/test_other.py::test_other": True}  # fmt: skip
+        edit(g, "pkg/registry.py", "if i == name", "if getattr(i, '__' + 'eq__')(name)")
+        d = decide(g)
+        assert "dynamic_widening" in [o.kind for o in d.overrides]
+        assert d.tests == ("tests/test_find.py::test_find",)

@@ -54,6 +54,8 @@ class RunEvidence:
     executed: dict[str, dict[str, frozenset[int]]]
     outcomes: dict[str, TestOutcome]
     duration_ms: float
+    # per test, the ids it reached only through shared set-up (start-up, first imports)
+    shared_only: dict[str, frozenset[str]] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -214,7 +216,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         tid = test_function_id(nodeid)
         mine = executed[tid]
         _merge(mine, by_context.get(nodeid, {}))
-        _merge(mine, shared)
         for prefix, ran in collected:
             if _under(nodeid, prefix):
                 _merge(mine, ran)
@@ -227,11 +228,16 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             outcomes[tid] = TestOutcome(
                 tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
             )
+    shared_only: dict[str, frozenset[str]] = {}
+    for tid, mine in executed.items():
+        shared_only[tid] = frozenset(shared.keys() - mine.keys())
+        _merge(mine, shared)
     return RunEvidence(
         executed={t: {rid: frozenset(lines) for rid, lines in ran.items()}
                   for t, ran in executed.items()},
         outcomes=outcomes,
         duration_ms=total_ms,
+        shared_only=shared_only,
     )  # fmt: skip
 
 
@@ -269,8 +275,10 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
             if unstable and seen < n:
                 continue  # an edge that comes and goes is not evidence
             known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
+            shared = all(fid in r.shared_only.get(test, ()) for r in runs
+                         if fid in r.executed.get(test, {}))  # fmt: skip
             edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
-                                   evidence_count=seen, lines=known))  # fmt: skip
+                                   evidence_count=seen, lines=known, shared=shared))  # fmt: skip
     return edges, flaky
 
 

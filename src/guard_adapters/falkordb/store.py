@@ -361,24 +361,25 @@ class FalkorGraphStore:
             )
         # Rows grouped by test and edge properties: the client's parameter encoding is the
         # bottleneck of bulk writes, and ids in a list encode far faster than one dict per edge.
-        groups: dict[tuple[bool, str, str, float, int], list[list[str]]] = {}
+        groups: dict[tuple[bool, str, str, float, int, bool], list[list[str]]] = {}
         for e in edges:
-            key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count)
+            key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count, e.shared)
             groups.setdefault(key, []).append([e.function, encode_lines(e.lines)])
         create = (
             "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
-            "last_verified_sha: $sha, lines: pair[1]}]->(t)"
+            "last_verified_sha: $sha, lines: pair[1], shared: r.sh}]->(t)"
             if replace  # the pairs were just deleted, and CREATE is twice as fast as MERGE
             else "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = r.s, c.confidence = r.c, "
-            "c.evidence_count = r.n, c.last_verified_sha = $sha, c.lines = pair[1]"
+            "c.evidence_count = r.n, c.last_verified_sha = $sha, c.lines = pair[1], "
+            "c.shared = r.sh"
         )
         for is_function, match in (
             (True, "MATCH (f:Function {id: pair[0]})"),
             (False, "MERGE (f:File {path: pair[0]}) WITH f, t, r, pair"),
         ):
             rows = [
-                {"t": test, "s": source, "c": conf, "n": count, "fs": fids}
-                for (is_fn, test, source, conf, count), fids in groups.items()
+                {"t": test, "s": source, "c": conf, "n": count, "sh": shared, "fs": fids}
+                for (is_fn, test, source, conf, count, shared), fids in groups.items()
                 if is_fn is is_function
             ]
             for chunk in _chunks_by_size(rows):
@@ -501,13 +502,14 @@ class FalkorGraphStore:
 
     def tests_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """Tests associated with each source file: tests that executed any of its functions
-        (not its module or class bodies, which every importer runs), and tests whose test
-        module imports it directly."""
+        themselves (not its module or class bodies, which every importer runs, nor functions
+        reached only by shared set-up), and tests whose test module imports it directly."""
         out: dict[str, set[str]] = {}
         params = {"paths": sorted(set(paths))}
         for path, tid in self._read(
-            "UNWIND $paths AS p MATCH (f:Function {file: p})-[:COVERED_BY]->(t:Test) "
-            "WHERE NOT f.qualname ENDS WITH '>' "  # import-time code reaches every test
+            "UNWIND $paths AS p MATCH (f:Function {file: p})-[c:COVERED_BY]->(t:Test) "
+            # import-time code reaches every test, so does what start-up alone ran
+            "WHERE NOT f.qualname ENDS WITH '>' AND NOT coalesce(c.shared, false) "
             "RETURN DISTINCT p AS p, t.id AS t "
             "UNION "
             "UNWIND $paths AS p "
