@@ -103,6 +103,21 @@ def test_init_keeps_what_was_there_and_is_idempotent(tmp_path: Path, guard_env: 
     assert "done:" not in again.stdout and "evidence is current" in again.stdout
 
 
+def test_init_installs_the_integrations_even_when_the_ingest_fails(
+    tmp_path: Path, guard_env: str
+) -> None:
+    project = fresh_project(tmp_path / "broken")
+    (project / "tests" / "conftest.py").write_text("raise RuntimeError('no database here')\n")
+    out = guard("init", "--repo", str(project), "--agent", "claude")
+    assert out.returncode == 2
+    assert "failed: ingest:" in out.stderr and "no database here" in out.stderr
+    assert "Traceback" not in out.stderr.split("failed: ingest:")[0]
+    stop = json.loads((project / ".claude/settings.json").read_text())["hooks"]["Stop"]
+    assert any(h["command"].endswith("guard hook claude-stop") for g in stop for h in g["hooks"])
+    check = guard("check", "--repo", str(project), "--json")
+    assert json.loads(check.stdout)["level"] == "run-all"  # no evidence yet: the whole suite
+
+
 def stop(repo: Path, active: bool, session: str = "s1") -> dict[str, Any]:
     payload = {
         "session_id": session,

@@ -16,6 +16,7 @@ import attrs
 
 from guard_adapters.agents.claude import HOOK_COMMAND, merge_settings
 from guard_adapters.agents.instructions import write_agents_md, write_cursor_rule
+from guard_core.errors import GuardError
 
 AGENTS = ("claude", "codex", "cursor", "opencode")
 HOOK_TIMEOUT = 600  # seconds Claude Code gives the Stop hook; the run budget stays below it
@@ -25,6 +26,7 @@ HOOK_TIMEOUT = 600  # seconds Claude Code gives the Stop hook; the run budget st
 class InitReport:
     done: list[str] = attrs.field(factory=list)  # what changed
     kept: list[str] = attrs.field(factory=list)  # what was already in place
+    failed: list[str] = attrs.field(factory=list)  # what could not be done, and why
 
     def note(self, changed: bool, what: str) -> None:
         (self.done if changed else self.kept).append(what)
@@ -68,9 +70,15 @@ Ingest = Callable[[], str | None]  # runs the ingest when needed; what it did, o
 
 
 def initialise(repo: Path, agents: Iterable[str], ingest: Ingest) -> InitReport:
+    """The integrations are installed even when the ingest fails: without evidence every
+    decision is run-all, which is safe, and a later `guard init` fills the evidence in."""
     report = InitReport()
     report.note(ignore_guard_dir(repo), ".guard/ in .gitignore")
-    did = ingest()
-    report.note(did is not None, did or "evidence is current (HEAD and environment unchanged)")
     install_agents(repo, agents, report)
+    try:
+        did = ingest()
+    except GuardError as exc:
+        report.failed.append(f"ingest: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+        return report
+    report.note(did is not None, did or "evidence is current (HEAD and environment unchanged)")
     return report

@@ -78,6 +78,12 @@ def init(repo: Path, agents: tuple[str, ...], python: str | None) -> None:
         click.echo(f"  done: {line}")
     for line in report.kept:
         click.echo(f"  kept: {line}")
+    for line in report.failed:
+        click.secho(f"  failed: {line}", fg="red", err=True)
+    if report.failed:
+        click.echo("next: fix the above and run `guard init` again; until then every check "
+                   "runs the whole suite", err=True)  # fmt: skip
+        sys.exit(2)
     click.echo("next: edit code, then `guard check` (what would run) or `guard run`")
 
 
