@@ -266,7 +266,7 @@ class IngestInfo:
     coverage_runs: int = 0
     environment: str | None = None  # fingerprint of interpreter + installed packages
     python: str | None = None  # the interpreter the evidence was collected with
-    # tests that already failed where the evidence was collected: test id -> failure signature
+    # tests that already failed where the evidence was collected: node id -> failure signature
     known_failures: Mapping[str, str] = attrs.field(factory=dict, hash=False)
     # earlier evidence bases the current one was refreshed from: edges verified at any of them
     # were carried over through the diffs, so they are as fresh as the base itself

@@ -187,18 +187,24 @@ def test_code_added_and_never_run_is_not_proven_unexercised(guard: Guard) -> Non
 def test_a_failure_the_base_already_had_does_not_block_the_refresh(
     tmp_path: Path, falkordb_url: str
 ) -> None:
-    broken = "from pkg.mod import scale\n\n\ndef test_broken():\n    assert scale(2) == 5\n"
+    broken = (
+        "import pytest\nfrom pkg.mod import scale\n\n\n"
+        "@pytest.mark.parametrize('k', [1, 3])\ndef test_broken(k):\n"
+        "    if scale(k) == 2:\n        raise ValueError('scaled to two')\n"
+    )
     repo = make_repo(tmp_path / "known", {**FILES, "tests/test_broken.py": broken})
     with ingested(repo, falkordb_url) as guard:
         known = guard.store.ingest_info().known_failures
-        assert set(known) == {"tests/test_broken.py::test_broken"}
+        assert set(known) == {"tests/test_broken.py::test_broken[1]"}
         replace(guard, "pkg/mod.py", "y = x * 2", "y = 2 * x")
         report = guard.run(stream=False)
-        assert report.exit_code == 1 and report.failed == ["tests/test_broken.py::test_broken"]
+        assert report.exit_code == 1 and report.failed == ["tests/test_broken.py::test_broken[1]"]
         assert report.refreshed.startswith("evidence refreshed"), report.refreshed
-        # the same test failing another way is the edit's doing: no refresh
-        replace(guard, "pkg/mod.py", "return y", "return y / 0")
+        # the other parameter failing, even with the same message, is the edit's doing
+        replace(guard, "pkg/mod.py", "y = 2 * x", "y = 2 * x if x != 3 else 2")
         other = guard.run(stream=False)
+        assert sorted(other.failed) == ["tests/test_broken.py::test_broken[1]",
+                                        "tests/test_broken.py::test_broken[3]"]  # fmt: skip
         assert other.refreshed == "evidence not refreshed: not every test passed"
 
 

@@ -56,6 +56,7 @@ class RunEvidence:
     duration_ms: float
     # per test, the ids it reached only through shared set-up (start-up, first imports)
     shared_only: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    failures: dict[str, str] = attrs.field(factory=dict)  # node id -> failure signature
 
 
 @attrs.frozen
@@ -211,6 +212,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             collected.append((ctx[len(COLLECT) :], ran))
     executed = _executed()
     outcomes: dict[str, TestOutcome] = {}
+    failures: dict[str, str] = {}
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
@@ -224,6 +226,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         total_ms += info.get("duration_ms", 0.0)
         previous = outcomes.get(tid)
         outcome = info.get("outcome", "passed")
+        if outcome in ("failed", "error"):
+            failures[nodeid] = failure_signature(info.get("message", ""))
         if previous is None or outcome in ("failed", "error"):
             outcomes[tid] = TestOutcome(
                 tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
@@ -238,6 +242,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         outcomes=outcomes,
         duration_ms=total_ms,
         shared_only=shared_only,
+        failures=failures,
     )  # fmt: skip
 
 
@@ -324,14 +329,14 @@ def ingest_coverage(
                                    duration_ms=e.duration_ms,
                                    outcomes=tuple(e.outcomes.values())))  # fmt: skip
     complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
-    failing = {t: failure_signature(o.message) for t, o in evidence[-1].outcomes.items()
-               if o.outcome in ("failed", "error")}  # fmt: skip
     store.update_ingest_info(
         coverage_sha=sha, coverage_complete=complete, coverage_runs=max(1, runs),
-        environment=environment, python=interpreter, known_failures=json.dumps(failing),
-        lineage=[],
+        environment=environment, python=interpreter,
+        known_failures=json.dumps(evidence[-1].failures), lineage=[],
     )  # fmt: skip
-    failed = tuple(sorted(failing))
+    failed = tuple(
+        sorted(t for t, o in evidence[-1].outcomes.items() if o.outcome in ("failed", "error"))
+    )
     return CoverageReport(
         tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
         duration_s=time.perf_counter() - started,

@@ -58,24 +58,26 @@ class Session:
     base: str | None  # the evidence base the decision diffed against
     full: bool  # the whole suite runs: the refresh replaces all evidence
     out: tempfile.TemporaryDirectory[str]
-    known: Mapping[str, str]  # tests failing at the base, and how
+    known: Mapping[str, str]  # node ids failing at the base, and how
     lineage: tuple[str, ...]  # the bases the current one was refreshed from
     static: StaticPlan  # the files to re-index, indexed while the tests run:
     indexed: Future[list[RawIndex]]
 
     def known_failure(self, outcome: TestOutcome) -> bool:
-        """Whether ``outcome`` is a failure the base already had, failing the same way."""
-        expected = self.known.get(test_function_id(outcome.test))
+        """Whether ``outcome`` is a failure the base already had: the same test (down to its
+        parameters), failing the same way."""
+        expected = self.known.get(outcome.test)
         return expected is not None and expected == failure_signature(outcome.message)
 
     def failures_after(self, result: RunResult, ran: Iterable[str]) -> dict[str, str]:
         """The known failures at the new base: those of this run, and (when only some tests
         ran) the base's failures of the tests that did not run."""
-        now = {test_function_id(o.test): failure_signature(o.message)
+        now = {o.test: failure_signature(o.message)
                for o in result.record.outcomes if o.outcome in _FAILED}  # fmt: skip
         if self.full:
             return now
-        kept = {t: sig for t, sig in self.known.items() if t not in set(ran)}
+        ran_ids = set(ran)
+        kept = {t: sig for t, sig in self.known.items() if test_function_id(t) not in ran_ids}
         return {**kept, **now}
 
 
