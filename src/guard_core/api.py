@@ -19,9 +19,12 @@ import attrs
 from guard_core.config import Settings, load_settings
 from guard_core.engine import Engine
 from guard_core.errors import GuardError, StoreError
+from guard_core.logs import get_logger
 from guard_core.model import ChangeSet, CoverEdge, Decision, Level, Override, TrustComponents
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, GraphStore, RunResult
+
+log = get_logger("guard.api")
 
 
 @attrs.frozen
@@ -138,10 +141,7 @@ class Guard:
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
         tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
-        session = None
-        if refresher is not None and observed is not None:
-            with contextlib.suppress(GuardError):
-                session = refresher.start(self.store, decision, observed)
+        session = self._start_refresh(refresher, decision, observed)
         if session is not None:
             runner.collect_to = refresher.collect_dir(session)
         try:
@@ -155,9 +155,7 @@ class Guard:
         finally:
             if session is not None:
                 runner.collect_to = None
-        refreshed = ""
-        if session is not None:
-            refreshed = refresher.finish(self.store, session, result)
+        refreshed = refresher.finish(self.store, session, result) if session is not None else ""
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
             if self._store is not None:
                 self._store.record_run(result.record)
@@ -170,6 +168,17 @@ class Guard:
         try:
             return self.plugins.refresher(self.settings)
         except GuardError:
+            return None
+
+    def _start_refresh(self, refresher: Any, decision: Decision, observed: str | None) -> Any:
+        """A refresh session for this run, or None; a refresher that fails never stops the
+        tests from running."""
+        if refresher is None or observed is None:
+            return None
+        try:
+            return refresher.start(self.store, decision, observed)
+        except Exception as exc:  # the run goes on unmeasured
+            log.warning("refresh_not_started", error=repr(exc))
             return None
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:

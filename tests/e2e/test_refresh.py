@@ -254,3 +254,15 @@ def test_a_long_lineage_is_folded_into_the_edges(
     replace(guard, "pkg/mod.py", "out = 'neg'", "out = 'NEG'")
     decision = guard.check()
     assert set(decision.tests) == {NEG} and decision.components.freshness == 1.0
+
+
+def test_a_refresher_that_breaks_never_stops_the_run(
+    guard: Guard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(CoverageRefresher, "start", broken)
+    replace(guard, "pkg/mod.py", "out = 'neg'", "out = 'NEG'")
+    report = guard.run(stream=False)
+    assert report.failed == [NEG] and report.exit_code == 1 and report.refreshed == ""
