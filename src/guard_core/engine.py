@@ -285,7 +285,8 @@ class Engine:
         return sorted({t for ts in self.store.tests_of_files(files).values() for t in ts})
 
     def _importers(self, path: str, selection: Selection, rule: str, via: str) -> None:
-        for e in self.store.covering_tests([module_region(path)], self.settings.min_confidence):
+        floor = self.settings.min_confidence
+        for e in self.store.covering_tests([module_region(path)], floor, lines=False):
             selection.add(e.test, Reason(rule, via, e.confidence))
 
     def _select_region(
@@ -304,7 +305,7 @@ class Engine:
                 if refined and is_method(region):  # may override a base-class method
                     name = region.id.rsplit(".", 1)[-1].split("#")[0]
                     others = [f for f in self.store.functions_named(name) if f != region.id]
-                    for e in self.store.covering_tests(others, s.min_confidence):
+                    for e in self.store.covering_tests(others, s.min_confidence, lines=False):
                         selection.add(e.test, Reason("same-name-method", e.function, e.confidence))
                 if region.side_effects:
                     self._importers(region.file, selection, "import-time-code", region.id)

@@ -36,9 +36,11 @@ class Selection:
 
     reasons: dict[str, list[Reason]] = attrs.field(factory=lambda: defaultdict(list))
     overrides: list[Override] = attrs.field(factory=list)
+    _given: set[tuple[str, Reason]] = attrs.field(factory=set, init=False, repr=False)
 
     def add(self, test: str, reason: Reason) -> None:
-        if reason not in self.reasons[test]:
+        if (test, reason) not in self._given:  # a list scan made wide selections quadratic
+            self._given.add((test, reason))
             self.reasons[test].append(reason)
 
     def add_edges(self, edges: Iterable[CoverEdge], rule: str) -> None:
@@ -131,7 +133,7 @@ def select_readers(
             (set(), {})  # fmt: skip
         plain |= wide
         missing = [f for f in plain if f not in evidence]
-        extra = store.covering_tests(missing, min_confidence) if missing else []
+        extra = store.covering_tests(missing, min_confidence, lines=False) if missing else []
         by_fn: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in extra:
             by_fn[e.function].append(e)

@@ -65,8 +65,8 @@ class FakeStore:
     def mark_unproven(self, function_ids: Iterable[str]) -> None: ...
     def clear_unproven(self) -> None: ...
 
-    def covering_tests(self, function_ids: Iterable[str], min_confidence: float = 0.0
-                       ) -> list[CoverEdge]:  # fmt: skip
+    def covering_tests(self, function_ids: Iterable[str], min_confidence: float = 0.0,
+                       lines: bool = True) -> list[CoverEdge]:  # fmt: skip
         self._check()
         ids = set(function_ids)
         return [e for e in self.edges if e.function in ids and e.confidence >= min_confidence]

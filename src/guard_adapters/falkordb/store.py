@@ -403,9 +403,10 @@ class FalkorGraphStore:
         )
 
     def covering_tests(
-        self, function_ids: Iterable[str], min_confidence: float = 0.0
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
     ) -> list[CoverEdge]:
-        """The tests that executed any of ``function_ids`` (function ids or data-file paths)."""
+        """The tests that executed any of ``function_ids`` (function ids or data-file paths);
+        without ``lines`` the edges' recorded lines are not read (left unknown)."""
         ids = sorted(set(function_ids))
         if not ids:
             return []
@@ -413,7 +414,7 @@ class FalkorGraphStore:
         returns = (
             "WHERE c.confidence >= $min RETURN id, "
             "collect([t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha, "
-            "c.lines])"
+            + ("c.lines])" if lines else "null])")
         )
         rows: list[list[Any]] = []
         fn_ids = [i for i in ids if "::" in i]
@@ -436,7 +437,7 @@ class FalkorGraphStore:
                 confidence=float(conf if conf is not None else 0.0),
                 evidence_count=int(count or 0),
                 last_verified_sha=sha,
-                lines=decode_lines(lines),
+                lines=decode_lines(lines) if lines else frozenset(),
             )
             for fid, collected in rows
             for tid, source, conf, count, sha, lines in collected
