@@ -133,7 +133,7 @@ def select_readers(
             (set(), {})  # fmt: skip
         plain |= wide
         missing = [f for f in plain if f not in evidence]
-        extra = store.covering_tests(missing, min_confidence, lines=False) if missing else []
+        extra = store.tests_covering(missing, min_confidence) if missing else []
         by_fn: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in extra:
             by_fn[e.function].append(e)

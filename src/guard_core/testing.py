@@ -71,6 +71,16 @@ class FakeStore:
         ids = set(function_ids)
         return [e for e in self.edges if e.function in ids and e.confidence >= min_confidence]
 
+    def tests_covering(self, function_ids: Iterable[str], min_confidence: float = 0.0,
+                       per_test: int = 3) -> list[CoverEdge]:  # fmt: skip
+        kept: dict[str, list[CoverEdge]] = {}
+        for e in sorted(self.covering_tests(function_ids, min_confidence),
+                        key=lambda e: -e.confidence):  # fmt: skip
+            kept.setdefault(e.test, [])
+            if len(kept[e.test]) < per_test:
+                kept[e.test].append(e)
+        return [e for edges in kept.values() for e in edges]
+
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
         return []
 

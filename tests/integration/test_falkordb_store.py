@@ -144,6 +144,29 @@ def test_covering_tests_order_and_floor(store: FalkorGraphStore) -> None:
     assert store.tests_of_files(["pkg/a.py"]) == {"pkg/a.py": tests}
 
 
+def test_tests_covering_keeps_every_test_with_its_best_edges(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    tests = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
+    store.write_coverage(
+        [
+            CoverEdge("pkg/a.py::helper", tests[0], confidence=0.5),
+            CoverEdge("pkg/a.py::top", tests[0], confidence=1.0),
+            CoverEdge("pkg/a.py::helper", tests[1], confidence=0.9),
+        ],
+        sha="s1",
+        tests=tests,
+        replace=True,
+    )
+    ids = ["pkg/a.py::helper", "pkg/a.py::top"]
+    one = store.tests_covering(ids, per_test=1)
+    assert {(e.test, e.function) for e in one} == {
+        (tests[0], "pkg/a.py::top"),  # the more confident of its two edges
+        (tests[1], "pkg/a.py::helper"),
+    }
+    assert len(store.tests_covering(ids, per_test=3)) == 3
+    assert {e.test for e in store.tests_covering(ids, 0.95)} == {tests[0]}
+
+
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
     small_graph(store)
     store.add_repair_edge("pkg/a.py::top", "tests/test_b.py::test_new", "s2")

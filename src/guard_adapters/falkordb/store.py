@@ -444,6 +444,35 @@ class FalkorGraphStore:
         ]
         return sorted(edges, key=lambda e: (-e.confidence, e.function, e.test))
 
+    def tests_covering(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, per_test: int = 3
+    ) -> list[CoverEdge]:
+        """Every test that executed any of ``function_ids``, with at most ``per_test`` of its
+        edges (the most confident; lines unknown): for wide selections that need the tests,
+        not every edge (a constant read by a hundred functions that all tests run)."""
+        ids = sorted({i for i in function_ids if "::" in i})
+        if not ids:
+            return []
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (f:Function {id: id})-[c:COVERED_BY]->(t:Test) "
+            "WHERE c.confidence >= $min WITH t, f, c ORDER BY c.confidence DESC "
+            "WITH t, collect([f.id, c.source, c.confidence, c.evidence_count, "
+            "c.last_verified_sha]) AS es RETURN t.id, es[0..$k]",
+            {"ids": ids, "min": min_confidence, "k": max(1, per_test)},
+        )
+        return [
+            CoverEdge(
+                function=fid,
+                test=tid,
+                source=source or "coverage",
+                confidence=float(conf if conf is not None else 0.0),
+                evidence_count=int(count or 0),
+                last_verified_sha=sha,
+            )
+            for tid, kept in rows
+            for fid, source, conf, count, sha in kept
+        ]
+
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
         """Functions that reach ``function_id`` through at most ``hops`` ``CALLS`` edges, each
         at least ``min_confidence``; the confidence of a path is the product of its edges."""
