@@ -430,15 +430,7 @@ class FalkorGraphStore:
                 {"ids": data_files, "min": min_confidence},
             )
         edges = [
-            CoverEdge(
-                function=fid,
-                test=tid,
-                source=source or "coverage",
-                confidence=float(conf if conf is not None else 0.0),
-                evidence_count=int(count or 0),
-                last_verified_sha=sha,
-                lines=decode_lines(lines) if lines else frozenset(),
-            )
+            _cover_edge(fid, tid, source, conf, count, sha, decode_lines(lines) if lines else None)
             for fid, collected in rows
             for tid, source, conf, count, sha, lines in collected
         ]
@@ -461,14 +453,7 @@ class FalkorGraphStore:
             {"ids": ids, "min": min_confidence, "k": max(1, per_test)},
         )
         return [
-            CoverEdge(
-                function=fid,
-                test=tid,
-                source=source or "coverage",
-                confidence=float(conf if conf is not None else 0.0),
-                evidence_count=int(count or 0),
-                last_verified_sha=sha,
-            )
+            _cover_edge(fid, tid, source, conf, count, sha)
             for tid, kept in rows
             for fid, source, conf, count, sha in kept
         ]
@@ -686,3 +671,19 @@ class FalkorGraphStore:
                 hint="ids look like path/to/file.py::Class.method; "
                 "run `guard ingest-static` first if the function is new",
             )
+
+
+def _cover_edge(
+    function: str, test: str, source: str | None, confidence: float | None, count: int | None,
+    sha: str | None, lines: frozenset[int] | None = None,
+) -> CoverEdge:  # fmt: skip
+    """A ``COVERED_BY`` edge from its stored properties (missing ones read as defaults)."""
+    return CoverEdge(
+        function=function,
+        test=test,
+        source=source or "coverage",
+        confidence=float(confidence if confidence is not None else 0.0),
+        evidence_count=int(count or 0),
+        last_verified_sha=sha,
+        lines=lines or frozenset(),
+    )
