@@ -106,8 +106,8 @@ class Guard:
     def check(self, base: str | None = None) -> Decision:
         """Which tests the working tree's changes need, with a reason for each.
 
-        When the graph cannot be reached the answer is run-all with that reason (the test list
-        is then empty: the suite itself is the selection)."""
+        When the graph cannot be reached the answer is run-all with that reason and
+        ``whole_suite`` set: the suite itself is the selection (``tests`` is null in JSON)."""
         try:
             engine = self.engine
         except StoreError as exc:
@@ -116,7 +116,7 @@ class Guard:
                 tests=(), reasons={}, total_tests=0,
                 overrides=(Override("store", f"graph unavailable: {exc}"),),
                 change_set=ChangeSet(base=base or "HEAD"),
-                skipped_summary="nothing skipped: the whole suite runs",
+                skipped_summary="nothing skipped: the whole suite runs", whole_suite=True,
             )  # fmt: skip
         return engine.check(base)
 

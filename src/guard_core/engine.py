@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from guard_core.config import Settings
-from guard_core.errors import GuardError, RepositoryError
+from guard_core.errors import RepositoryError
 from guard_core.lines import observers
 from guard_core.logs import get_logger
 from guard_core.model import (
@@ -28,17 +28,21 @@ from guard_core.model import (
     Reason,
     RegionKind,
     TrustComponents,
+    split_id,
 )
 from guard_core.ports import GraphStore, PolicyInput, Slicer, Vote
+from guard_core.safety import forces_run_all, hard_overrides, widen
 from guard_core.selection import (
     Selection,
     changed_source_files,
     data_files,
+    every_test,
     is_method,
     judged_id,
     listed_directories,
     module_region,
     needs_evidence,
+    new_test_files,
     select_readers,
 )
 
@@ -80,7 +84,7 @@ class Engine:
         repo: Path = self.settings.repo
         try:
             info = self.store.ingest_info()
-        except GuardError as exc:
+        except Exception as exc:  # an adapter's own error type must not escape either
             cs = self.slicer.slice(repo, base)
             return self._run_all(cs, [Override("store", f"graph unavailable: {exc}")], started)
         evidence_base = base or info.coverage_sha
@@ -107,18 +111,28 @@ class Engine:
     def _all_tests(self) -> list[str]:
         try:
             return self.store.all_tests()
-        except GuardError:
+        except Exception:  # run-all without a list: the whole suite
             return []
 
     def _run_all(self, cs: ChangeSet, overrides: list[Override], started: float) -> Decision:
-        tests = self._all_tests()
+        tests, whole = self._every_test(cs, self._all_tests())
         reason = "; ".join(o.detail for o in overrides) or "run-all"
         return Decision(
-            level=Level.RUN_ALL, trust=0.0, components=NO_TRUST, tests=tuple(tests),
+            level=Level.RUN_ALL, trust=0.0, components=NO_TRUST, tests=tests,
             reasons={t: (Reason("run-all", reason),) for t in tests}, total_tests=len(tests),
             overrides=tuple(overrides), change_set=cs, skipped_summary="nothing skipped",
-            elapsed_ms=(time.perf_counter() - started) * 1000,
+            elapsed_ms=(time.perf_counter() - started) * 1000, whole_suite=whole,
         )  # fmt: skip
+
+    @staticmethod
+    def _every_test(
+        cs: ChangeSet, known: Sequence[str], info: IngestInfo | None = None
+    ) -> tuple[tuple[str, ...], bool]:
+        """Every test a run-all must run, and whether that list is only what the graph knows
+        (no graph, partial evidence: the consumer must run the whole suite). The tests of new
+        and changed test modules are given as their file, so tests Guard has not seen run."""
+        whole = not known or info is None or not info.coverage_complete
+        return every_test(cs, known), whole
 
     def _preconditions(self, info: IngestInfo) -> tuple[list[Override], str | None]:
         out = []
@@ -159,9 +173,15 @@ class Engine:
         evidence: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in edges:
             evidence[e.function].append(e)
-        facts = self.store.function_facts(judged)
+        modules = {module_region(split_id(f)[0]) for f in judged}
+        known = self.store.function_facts([*judged, *modules])
+        facts = {f: known[f] for f in judged if f in known}
         complete = info.coverage_complete and bool(info.coverage_sha)
-        unexercised = {f for f, fact in facts.items() if fact.no_evidence and complete}
+        # no edges prove a function unexercised only where its module ran under measurement:
+        # a module never imported in-process may run in a child process or from site-packages
+        imported = {m for m in modules if m in known and not known[m].no_evidence}
+        unexercised = {f for f, fact in facts.items() if fact.no_evidence and complete
+                       and module_region(split_id(f)[0]) in imported}  # fmt: skip
         if complete:
             unexercised |= {d for d in data if not evidence.get(d)}
         data_input = PolicyInput(
@@ -172,7 +192,8 @@ class Engine:
             environment_changed=env_changed,
         )  # fmt: skip
         vote = _widest(self._votes(data_input))
-        level = Level.RUN_ALL if pre else vote.level
+        hard = hard_overrides(data_input)  # applied whatever the policies voted
+        level = Level.RUN_ALL if pre or forces_run_all(hard) else vote.level
         selection = Selection()
         selection.overrides.extend(pre)
         # recorded lines are base-side lines only when the diff starts at the evidence commit
@@ -189,6 +210,14 @@ class Engine:
             selection.add_edges(evidence.get(path, ()), "reads-data-file")
         for folder in listed:
             selection.add_edges(evidence.get(folder, ()), "lists-changed-folder")
+        if cs.dependents:
+            via = {d.id: d.via for d in cs.dependents}
+            for e in self.store.covering_tests(sorted(via), 0.0, lines=False):
+                selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
+        if judged and not s.seed_policy:
+            for test in self.store.spawning_tests():
+                selection.add(test, Reason(
+                    "spawns-python", "starts a Python child process whose code is unmeasured"))
         bodies = [judged_id(r) for r in cs.regions
                   if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
         if bodies:
@@ -198,19 +227,25 @@ class Engine:
                 if region.dynamic_dispatch:
                     for test in self._tests_of([region.file]):
                         selection.add(test, Reason("dynamic-widening", region.id))
-        overrides = [*pre, *vote.overrides,
-                     *(o for o in selection.overrides if o not in pre)]  # fmt: skip
-        if any(o.kind == "name_chain" for o in selection.overrides):
+        overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
+        if forces_run_all(selection.overrides):
             level = Level.RUN_ALL
         if level is Level.MEDIUM:
             for test in self._tests_of(changed_source_files(cs)):
                 selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
         all_tests = self._all_tests()
+        whole = False
         if level is Level.RUN_ALL:
             why = "; ".join(o.detail for o in overrides) or f"trust {vote.trust:.2f} < "\
                 f"{s.medium_threshold}"  # fmt: skip
-            for test in all_tests:
+            everything, whole = self._every_test(cs, all_tests, info)
+            selection.reasons = defaultdict(list, {t: selection.reasons.get(t, [])
+                                                    for t in everything})  # fmt: skip
+            for test in everything:
                 selection.add(test, Reason("run-all", why))
+        else:
+            for path in new_test_files(cs):
+                selection.add(path, Reason("new-test-file", path))
         tests = tuple(sorted(selection.reasons))
         decision = Decision(
             level=level, trust=vote.trust, components=vote.components, tests=tests,
@@ -218,7 +253,7 @@ class Engine:
             total_tests=max(len(all_tests), len(tests)), overrides=tuple(overrides),
             change_set=cs,
             skipped_summary=self._skipped(len(all_tests), len(tests), info, level),
-            elapsed_ms=(time.perf_counter() - started) * 1000,
+            elapsed_ms=(time.perf_counter() - started) * 1000, whole_suite=whole,
         )  # fmt: skip
         return self._adjust(decision, data_input)
 
@@ -262,6 +297,8 @@ class Engine:
         return votes
 
     def _adjust(self, decision: Decision, data: PolicyInput) -> Decision:
+        """Plug-ins' proposals, merged widest-wins: every proposal's tests stand; one that
+        drops an override or raises trust is refused."""
         if self.plugins is None:
             return decision
         try:
@@ -269,15 +306,15 @@ class Engine:
         except Exception as exc:
             log.warning("adjust_failed", error=repr(exc))
             return decision
+        merged = decision
         for proposal in proposals:
-            if (
-                set(proposal.tests) >= set(decision.tests)
-                and proposal.level.rank >= decision.level.rank
-            ):
-                decision = proposal
-            else:
-                log.warning("adjustment_ignored", reason="plugins may widen, never narrow")
-        return decision
+            widened = widen(merged, proposal) if isinstance(proposal, Decision) else None
+            if widened is None:
+                log.warning("adjustment_refused",
+                            reason="plug-ins may widen, never drop an override or raise trust")
+                continue
+            merged = widened
+        return merged
 
     def _tests_of(self, files: Sequence[str]) -> list[str]:
         if not files:

@@ -105,6 +105,7 @@ class ChangedFile:
     role: FileRole
     old_path: str | None = None
     binary: bool = False
+    collects: bool = False  # a test module pytest collects: its path is a node id to run
 
 
 @attrs.frozen
@@ -164,11 +165,23 @@ class IntegrityFlag:
 
 
 @attrs.frozen
+class Dependent:
+    """Unchanged code whose behaviour a change can alter all the same: code that names a module
+    which appeared (``try: import pkg.extra``, ``import_module("pkg.extra")``) or a folder whose
+    listing changed. Its covering tests are selected."""
+
+    id: str
+    via: str
+
+
+@attrs.frozen
 class ChangeSet:
     """Everything a diff changed, as the slicer sees it.
 
     ``problems`` are reasons the slicer could not see the change fully (unparsable file,
     binary file, unreadable diff, unclaimed hunk); any problem makes the decision run-all.
+    ``hazards``: changes whose reach cannot be bounded (a new module that shadows an
+    importable name); each makes the decision run-all too.
     """
 
     base: str
@@ -176,10 +189,12 @@ class ChangeSet:
     regions: tuple[ChangedRegion, ...] = ()
     problems: tuple[str, ...] = ()
     integrity: tuple[IntegrityFlag, ...] = ()
+    hazards: tuple[str, ...] = ()
+    dependents: tuple[Dependent, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not self.files and not self.regions and not self.problems
+        return not self.files and not self.regions and not self.problems and not self.hazards
 
 
 @attrs.frozen
@@ -322,6 +337,9 @@ class Decision:
     change_set: ChangeSet = attrs.field(factory=lambda: ChangeSet(base="HEAD"))
     skipped_summary: str = ""
     elapsed_ms: float = 0.0
+    # run-all whose test list cannot be known (no graph, partial evidence): ``tests`` is then
+    # what the graph knows, and the JSON's ``tests`` is null, meaning "the whole suite"
+    whole_suite: bool = False
 
     SCHEMA = "guard.decision/1"
 
@@ -354,7 +372,7 @@ class Decision:
                 "problems": list(cs.problems),
             },
             "integrity": [flag.to_json() for flag in cs.integrity],
-            "tests": list(self.tests),
+            "tests": None if self.whole_suite else list(self.tests),
             "reasons": {t: [r.to_json() for r in self.reasons.get(t, ())] for t in self.tests},
             "skipped": self.skipped_summary,
             "total_tests": self.total_tests,

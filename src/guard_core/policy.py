@@ -1,22 +1,14 @@
-"""The default trust policy: hard overrides first, then the trust formula and its levels."""
+"""The default trust policy: the trust formula and its levels.
+
+The hard overrides live in :mod:`guard_core.safety` and the engine applies them whatever any
+policy votes; this policy reports them too, so its vote explains itself."""
 
 from __future__ import annotations
 
-from guard_core.model import (
-    ChangeKind,
-    FileRole,
-    Level,
-    Override,
-    RegionKind,
-    TrustComponents,
-)
+from guard_core.model import Level, TrustComponents
 from guard_core.plugins import AdapterRegistry, hookimpl
 from guard_core.ports import PolicyInput, Vote
-
-RUN_ALL_OVERRIDES = frozenset(
-    {"test_files", "environment", "no_evidence", "unreadable_change", "stale_graph"}
-)
-"""Override kinds that force run-all; the others widen the selection without forcing it."""
+from guard_core.safety import RUN_ALL_OVERRIDES, hard_overrides, judged_ids
 
 
 def level_for(trust: float, subset: float, medium: float) -> Level:
@@ -27,52 +19,6 @@ def level_for(trust: float, subset: float, medium: float) -> Level:
     return Level.RUN_ALL
 
 
-def _judged(data: PolicyInput, functions_only: bool = False) -> list[str]:
-    """Changed ids whose pre-existing evidence the decision relies on."""
-    return [
-        r.old_id or r.id
-        for r in data.change_set.regions
-        if r.kind is not ChangeKind.ADDED
-        and (r.region is RegionKind.FUNCTION or not functions_only)
-    ]
-
-
-def hard_overrides(data: PolicyInput) -> list[Override]:
-    """The non-negotiable guards, in the order a human should read them."""
-    out: list[Override] = []
-    cs = data.change_set
-    for problem in cs.problems:
-        out.append(Override("unreadable_change", problem))
-    if data.environment_changed:
-        out.append(Override("environment", data.environment_changed))
-    touched = [f.path for f in cs.files if f.role in (FileRole.TEST, FileRole.CONFTEST)]
-    if touched:
-        out.append(Override("test_files", "test files changed: " + ", ".join(sorted(touched))))
-    env_files = [f.path for f in cs.files if f.role is FileRole.ENVIRONMENT]
-    if env_files:
-        out.append(
-            Override("environment", "environment files changed: " + ", ".join(sorted(env_files)))
-        )
-    data_paths = [p for f in cs.files if f.role is FileRole.DATA
-                  for p in (f.path, f.old_path) if p]  # fmt: skip
-    for fid in [*_judged(data), *data_paths]:
-        if data.evidence.get(fid):
-            continue
-        if not data.seed_policy and fid in data.unexercised:
-            continue  # a complete, fresh ingest saw no test run it: evidence of absence
-        out.append(Override("no_evidence", f"{fid} has no coverage evidence"))
-    if data.widening:
-        for r in cs.regions:
-            if r.dynamic_dispatch:
-                out.append(
-                    Override(
-                        "dynamic_widening",
-                        f"{r.id} uses dynamic dispatch; widening to the tests of {r.file}",
-                    )
-                )
-    return out
-
-
 def trust_components(data: PolicyInput) -> TrustComponents:
     """The three terms, as the seed defines them.
 
@@ -81,7 +27,7 @@ def trust_components(data: PolicyInput) -> TrustComponents:
     verified at the commit the diff is taken against. UncertainRatio: share of changed
     functions with dynamic dispatch.
     """
-    judged = _judged(data, functions_only=True)
+    judged = judged_ids(data, functions_only=True)
     current = data.ingest.fresh_shas(data.head_sha)
     best: list[float] = []
     edges = 0

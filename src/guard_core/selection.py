@@ -168,11 +168,12 @@ def data_files(cs: ChangeSet) -> list[str]:
 
 
 def listed_directories(cs: ChangeSet) -> list[str]:
-    """Folders ("a/b/") whose listing an added, deleted or renamed data file changes: a test
-    that lists a folder (fixtures loaded by glob) may see a different set of files."""
+    """Folders ("a/b/") whose listing an added, deleted or renamed file changes: a test that
+    lists a folder (fixtures loaded by glob, plug-in modules found by a scan) may see a
+    different set of files."""
     dirs: set[str] = set()
     for f in cs.files:
-        if f.role is not FileRole.DATA or f.kind is FileKind.MODIFIED:
+        if f.kind is FileKind.MODIFIED:
             continue
         for path in (f.path, f.old_path):
             parts = (path or "").split("/")[:-1]
@@ -188,3 +189,19 @@ def is_method(region: ChangedRegion) -> bool:
 
 def needs_evidence(region: ChangedRegion) -> bool:
     return region.kind is not ChangeKind.ADDED
+
+
+def new_test_files(cs: ChangeSet) -> list[str]:
+    """Test modules the graph cannot know yet: run them as files."""
+    return sorted(f.path for f in cs.files if f.collects and f.kind is not FileKind.DELETED
+                  and f.kind is not FileKind.MODIFIED)  # fmt: skip
+
+
+def every_test(cs: ChangeSet, known: Sequence[str]) -> tuple[str, ...]:
+    """Every test of the suite for a run-all: the known tests, with the tests of changed test
+    modules replaced by their file (so new tests in them run) and deleted modules left out."""
+    gone = {p for f in cs.files if f.collects or f.kind is FileKind.DELETED
+            for p in (f.path, f.old_path) if p}  # fmt: skip
+    files = {f.path for f in cs.files if f.collects and f.kind is not FileKind.DELETED}
+    kept = {t for t in known if split_id(t)[0] not in gone}
+    return tuple(sorted(kept | files))

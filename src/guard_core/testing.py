@@ -23,6 +23,7 @@ class FakeStore:
     )
     fail: Exception | None = None
     runs: list[RunRecord] = attrs.field(factory=list)
+    spawners: list[str] = attrs.field(factory=list)
 
     def _check(self) -> None:
         if self.fail is not None:
@@ -56,6 +57,13 @@ class FakeStore:
         self.edges.extend(edges)
 
     def set_flake_rates(self, rates: dict[str, float]) -> None: ...
+    def set_spawners(self, spawns: dict[str, bool]) -> None:
+        self.spawners = sorted({*self.spawners, *(t for t, on in spawns.items() if on)}
+                               - {t for t, on in spawns.items() if not on})  # fmt: skip
+
+    def spawning_tests(self) -> list[str]:
+        self._check()
+        return list(self.spawners)
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
         return True
 

@@ -27,6 +27,7 @@ from guard_core.testing import FakeSlicer, FakeStore
 
 F = "pkg/a.py::f"
 G = "pkg/a.py::g"
+MOD = "pkg/a.py::<module>"
 TESTS = ["t/test_a.py::test_1", "t/test_a.py::test_2", "t/test_b.py::test_3"]
 
 
@@ -48,7 +49,8 @@ def store(**kw: object) -> FakeStore:
         edges=[CoverEdge(F, TESTS[0], confidence=1.0, last_verified_sha="base"),
                CoverEdge(F, TESTS[2], confidence=1.0, last_verified_sha="base")],
         functions={F: FunctionFacts(F, "pkg/a.py", False, False),
-                   G: FunctionFacts(G, "pkg/a.py", True, False)},
+                   G: FunctionFacts(G, "pkg/a.py", True, False),
+                   MOD: FunctionFacts(MOD, "pkg/a.py", False, False)},
         tests=list(TESTS),
     )  # fmt: skip
     return attrs.evolve(s, **kw)
@@ -100,6 +102,20 @@ def test_unexercised_function_needs_a_complete_ingest() -> None:
     assert engine(change(region(G))).check().tests == ()
     incomplete = store(info=attrs.evolve(store().info, coverage_complete=False))
     assert engine(change(region(G)), incomplete).check().level is Level.RUN_ALL
+
+
+def test_no_edges_in_a_module_never_imported_under_measurement_is_not_proof() -> None:
+    st = store()
+    st.functions[MOD] = FunctionFacts(MOD, "pkg/a.py", True, False)  # run only in a child?
+    d = engine(change(region(G)), st).check()
+    assert d.level is Level.RUN_ALL and [o.kind for o in d.overrides] == ["no_evidence"]
+
+
+def test_tests_that_start_python_children_are_selected_for_any_code_change() -> None:
+    st = store(spawners=[TESTS[1]])
+    d = engine(change(region(G)), st).check()
+    assert d.tests == (TESTS[1],) and d.reasons[TESTS[1]][0].rule == "spawns-python"
+    assert TESTS[1] in engine(change(region()), st).check().tests
 
 
 def test_no_evidence_at_all_is_run_all() -> None:

@@ -57,6 +57,8 @@ class RunEvidence:
     # per test, the ids it reached only through shared set-up (start-up, first imports)
     shared_only: dict[str, frozenset[str]] = attrs.field(factory=dict)
     failures: dict[str, str] = attrs.field(factory=dict)  # node id -> failure signature
+    # tests that started a Python child process: code it ran is not in their evidence
+    spawners: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -213,9 +215,15 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     executed = _executed()
     outcomes: dict[str, TestOutcome] = {}
     failures: dict[str, str] = {}
+    spawned = set(payload.get("spawned", ()))
+    spawners: set[str] = set()
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
+        if nodeid in spawned or spawned.intersection(info.get("fixtures", ())) or any(
+            ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT):]) for ctx in spawned
+        ):
+            spawners.add(tid)
         mine = executed[tid]
         _merge(mine, by_context.get(nodeid, {}))
         for prefix, ran in collected:
@@ -243,6 +251,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         duration_ms=total_ms,
         shared_only=shared_only,
         failures=failures,
+        spawners=frozenset(spawners),
     )  # fmt: skip
 
 
@@ -254,9 +263,10 @@ def _under(nodeid: str, prefix: str) -> bool:
 
 
 def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:
-    """Edges with confidence = share of runs that saw them; flaky tests and their unstable
-    edges. A test whose outcome or executed set varies keeps only the edges every run saw.
-    An edge's lines are every line any run saw; unknown when any run ran the code unseen."""
+    """Edges with confidence = share of runs that saw them, and the flaky tests (outcome or
+    executed set varies between runs) with their flake rate. An edge only some runs saw is
+    kept at its lower confidence: the code it reached may be reached again. An edge's lines
+    are every line any run saw; unknown when any run ran the code unseen."""
     n = len(runs)
     tests = sorted({t for r in runs for t in r.executed})
     edges: list[CoverEdge] = []
@@ -277,8 +287,6 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
         if unstable:
             flaky[test] = round(max(deviating, 1) / n, 4)
         for fid, seen in sorted(counts.items()):
-            if unstable and seen < n:
-                continue  # an edge that comes and goes is not evidence
             known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
             shared = all(fid in r.shared_only.get(test, ()) for r in runs
                          if fid in r.executed.get(test, {}))  # fmt: skip
@@ -324,6 +332,8 @@ def ingest_coverage(
     store.update_ingest_info(coverage_complete=False)  # until every write below has landed
     store.write_coverage(edges, sha=sha, tests=tests, replace=True)
     store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
+    spawners = {t for e in evidence for t in e.spawners}
+    store.set_spawners({t: t in spawners for t in tests})
     for e in evidence:
         store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
                                    duration_ms=e.duration_ms,

@@ -402,6 +402,17 @@ class FalkorGraphStore:
             [{"id": t, "rate": rate} for t, rate in rates.items()],
         )
 
+    def set_spawners(self, spawns: dict[str, bool]) -> None:
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (t:Test {id: r.id}) SET t.spawns_python = r.spawns",
+            [{"id": t, "spawns": bool(on)} for t, on in spawns.items()],
+        )
+
+    def spawning_tests(self) -> list[str]:
+        return sorted(
+            r[0] for r in self._read("MATCH (t:Test) WHERE t.spawns_python = true RETURN t.id")
+        )
+
     def covering_tests(
         self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
     ) -> list[CoverEdge]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from collections import defaultdict
@@ -39,6 +40,47 @@ def _fixture_label(fixturedef: Any) -> str:
 
 
 _AUDITED = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
+_SPAWNS = frozenset(
+    {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
+     "os.system"}
+)  # fmt: skip
+
+
+def _runs_python(event: str, args: tuple[Any, ...]) -> bool:
+    """Whether a process-creation event may run Python code of the repository: a fork, or a
+    program that is an interpreter, lives beside it (console scripts) or starts with a Python
+    shebang. ``os.system`` runs a shell line: counted, it cannot be told apart."""
+    if event in ("os.fork", "os.forkpty", "os.system"):
+        return True
+    try:
+        return _names_python(args)
+    except Exception:  # an audit hook must never fail the test; unknown counts as Python
+        return True
+
+
+def _names_python(args: tuple[Any, ...]) -> bool:
+    argv = args[1] if len(args) > 1 else None
+    program = args[0]
+    if isinstance(argv, str):
+        argv = argv.split()
+    if program is None and isinstance(argv, list | tuple) and argv:
+        program = argv[0]
+    if not isinstance(program, str | bytes | os.PathLike):
+        return True
+    name = os.fsdecode(program)
+    if "python" in os.path.basename(name):
+        return True
+    found = name if os.sep in name else (shutil.which(name) or "")
+    if not found:
+        return False
+    if os.path.dirname(os.path.realpath(found)) == os.path.dirname(os.path.realpath(
+            sys.executable)) or os.path.dirname(found) == os.path.dirname(sys.executable):
+        return True
+    try:
+        with open(found, "rb") as script:
+            return b"python" in script.readline(200)
+    except OSError:
+        return False
 _SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
 
 
@@ -100,6 +142,7 @@ class GuardCollector:
         self.context = SESSION
         self.tests: dict[str, dict[str, Any]] = {}
         self.opened: dict[str, set[str]] = defaultdict(set)
+        self.spawned: set[str] = set()  # contexts that started a Python child process
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.tracer: _MonitoringTracer | None = None
@@ -146,6 +189,10 @@ class GuardCollector:
         return previous
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event in _SPAWNS:
+            if self.context not in self.spawned and _runs_python(event, args):
+                self.spawned.add(self.context)
+            return
         if event not in _AUDITED or not args:
             return
         target = args[0]
@@ -153,7 +200,7 @@ class GuardCollector:
             target = target.split("*", 1)[0].split("?", 1)[0].rsplit("/", 1)[0] or "."
         if event != "open":
             caller = sys._getframe(1).f_code.co_filename
-            if "importlib" in caller or "pkgutil" in caller:
+            if "importlib" in caller:
                 return  # the import system lists package folders for every import
             if target is None:
                 target = "."  # os.listdir() lists the working directory
@@ -252,6 +299,7 @@ class GuardCollector:
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
+            "spawned": sorted(self.spawned),
             "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }

@@ -19,6 +19,7 @@ from guard_adapters.pytest.layout import PytestLayout, load_layout
 from guard_adapters.python.compare import compare_modules
 from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import module_name
+from guard_adapters.python.new_modules import new_module_effects
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
@@ -135,8 +136,10 @@ class GitSlicer:
             regions += found
             if problem:
                 problems.append(problem)
+        hazards, dependents = new_module_effects(root, files)
         return ChangeSet(base=base_sha, files=tuple(files), regions=tuple(regions),
-                         problems=tuple(problems), integrity=tuple(flags))  # fmt: skip
+                         problems=tuple(problems), integrity=tuple(flags),
+                         hazards=tuple(hazards), dependents=tuple(dependents))  # fmt: skip
 
     def _entry(
         self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout,
@@ -147,6 +150,7 @@ class GitSlicer:
         if entry.old_path and role is not FileRole.TEST:
             old_role = file_role(entry.old_path, layout)
             role = old_role if old_role is not FileRole.SOURCE else role
+        collects = role is FileRole.TEST and layout.is_test_file(entry.path)
         new_data = old_data = None
         cached: ModuleRegions | None = None
         try:
@@ -155,10 +159,11 @@ class GitSlicer:
             if kind is not FileKind.ADDED:
                 old_data, cached = self._old_side(root, base, entry)
         except (OSError, RepositoryError) as exc:
-            changed = ChangedFile(entry.path, kind, role, entry.old_path)
+            changed = ChangedFile(entry.path, kind, role, entry.old_path, collects=collects)
             return changed, [], f"cannot read {entry.path}: {exc}"
         binary = any(d is not None and is_binary(d) for d in (old_data, new_data))
-        changed = ChangedFile(entry.path, kind, role, entry.old_path, binary=binary)
+        changed = ChangedFile(entry.path, kind, role, entry.old_path, binary=binary,
+                              collects=collects)  # fmt: skip
         if entry.status not in "AMDRT":
             return changed, [], f"{entry.path}: unknown change kind {entry.status!r}"
         if role is FileRole.TEST and entry.path.endswith(".py") and cached is None:
