@@ -22,6 +22,7 @@ from guard_core.model import (
     ChangeSet,
     CoverEdge,
     Decision,
+    FileRole,
     IngestInfo,
     Level,
     Override,
@@ -45,11 +46,13 @@ from guard_core.selection import (
     new_test_files,
     select_readers,
 )
+from guard_core.test_code import exists, gone_tests, test_code_reasons
 
 log = get_logger("guard.engine")
 
 Fingerprint = Callable[[], str | None]
 NO_TRUST = TrustComponents(0.0, 0.0, 0.0)
+TEST_ROLES = (FileRole.TEST, FileRole.CONFTEST)
 
 
 def _widest(votes: Sequence[Vote]) -> Vote:
@@ -200,6 +203,11 @@ class Engine:
         lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
         for region in cs.regions:
             self._select_region(region, evidence, selection, lines_apply)
+        if not s.seed_policy and any(f.role in TEST_ROLES for f in cs.files):
+            files = {f.path: f for f in cs.files}
+            everyone = self._all_tests()
+            for test, reason in test_code_reasons(cs.regions, files, everyone):
+                selection.add(test, reason)
         removed = sorted({n for r in cs.regions for n in r.removed})
         if removed and not s.seed_policy:  # `from m import gone` now fails at import time
             for path in self.store.importers_of(removed):
@@ -246,7 +254,8 @@ class Engine:
         else:
             for path in new_test_files(cs):
                 selection.add(path, Reason("new-test-file", path))
-        tests = tuple(sorted(selection.reasons))
+        gone = gone_tests(cs.regions, cs.files)
+        tests = tuple(sorted(t for t in selection.reasons if exists(t, gone)))
         decision = Decision(
             level=level, trust=vote.trust, components=vote.components, tests=tests,
             reasons={t: tuple(selection.reasons[t]) for t in tests},

@@ -149,6 +149,7 @@ class ChangedRegion:
     side_effects: bool = False
     removed: tuple[str, ...] = ()  # dotted names that no longer exist after the change
     hunks: tuple[Hunk, ...] = ()  # where a modified body changed; () when unknown
+    test_id: str | None = None  # the pytest node id, when the region is a test function
 
 
 @attrs.frozen

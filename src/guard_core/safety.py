@@ -43,9 +43,10 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
         out.append(Override("shadowing", hazard))
     if data.environment_changed:
         out.append(Override("environment", data.environment_changed))
-    touched = [f.path for f in cs.files if f.role in (FileRole.TEST, FileRole.CONFTEST)]
-    if touched:
-        out.append(Override("test_files", "test files changed: " + ", ".join(sorted(touched))))
+    if data.seed_policy:  # the seed's rule; by default test code is code with evidence
+        touched = [f.path for f in cs.files if f.role in (FileRole.TEST, FileRole.CONFTEST)]
+        if touched:
+            out.append(Override("test_files", "test files changed: " + ", ".join(sorted(touched))))
     env_files = [f.path for f in cs.files if f.role is FileRole.ENVIRONMENT]
     if env_files:
         out.append(

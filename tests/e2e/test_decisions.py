@@ -132,19 +132,71 @@ def test_unexercised_function_adds_nothing_but_seed_policy_falls_back(guard: Gua
         literal.close()
 
 
-@pytest.mark.parametrize(
-    ("path", "kind"),
-    [
-        ("tests/test_b.py", "test_files"),
-        ("tests/conftest.py", "test_files"),
-        ("pyproject.toml", "environment"),
-    ],
-)
-def test_overrides_force_run_all(guard: Guard, path: str, kind: str) -> None:
-    (guard.settings.repo / path).write_text((guard.settings.repo / path).read_text() + "\n# x\n")
+def test_environment_file_forces_run_all(guard: Guard) -> None:
+    path = guard.settings.repo / "pyproject.toml"
+    path.write_text(path.read_text() + "\n# x\n")
     d = decide(guard)
-    assert d.level is Level.RUN_ALL and kind in [o.kind for o in d.overrides]
+    assert d.level is Level.RUN_ALL and "environment" in [o.kind for o in d.overrides]
     assert len(d.tests) == d.total_tests >= 7
+
+
+@pytest.mark.parametrize("path", ["tests/test_b.py", "tests/conftest.py"])
+def test_test_files_are_run_all_under_the_seed_policy_only(guard: Guard, path: str) -> None:
+    (guard.settings.repo / path).write_text((guard.settings.repo / path).read_text() + "\n# x\n")
+    assert decide(guard).tests == ()
+    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    try:
+        d = literal.check()
+        assert d.level is Level.RUN_ALL and "test_files" in [o.kind for o in d.overrides]
+    finally:
+        literal.close()
+
+
+def test_an_assertion_edit_selects_that_test_and_no_other_file(guard: Guard) -> None:
+    edit(guard, "tests/test_b.py", "assert calc.double(2) == 4", "assert calc.double(2) == 5")
+    d = decide(guard)
+    assert d.level is Level.SUBSET and d.tests == (B + "test_double",)
+    report = guard.run(stream=False)
+    assert report.exit_code == 1 and report.failed == [B + "test_double"]
+
+
+def test_a_fixture_edit_selects_the_tests_that_request_it(guard: Guard) -> None:
+    edit(guard, "tests/conftest.py", "return Calc().setup()", "return Calc()")
+    d = decide(guard)
+    assert set(d.tests) == {A + "test_add", B + "test_double", B + "test_ready"}
+    assert guard.run(stream=False).exit_code == 1
+
+
+def test_a_class_fixture_edit_selects_its_class(guard: Guard) -> None:
+    edit(guard, "tests/test_b.py", "return calc.ready", "return not calc.ready")
+    d = decide(guard)
+    assert set(d.tests) == {B + "test_double", B + "test_ready"}
+
+
+def test_a_new_test_and_a_new_test_file_are_selected(guard: Guard) -> None:
+    file = guard.settings.repo / "tests/test_a.py"
+    file.write_text(file.read_text() + "\n\ndef test_new():\n    assert core.mul(2, 2) == 5\n")
+    (guard.settings.repo / "tests/test_c.py").write_text("def test_c():\n    assert False\n")
+    d = decide(guard)
+    assert set(d.tests) == {A + "test_new", "tests/test_c.py"}, {t: d.reasons[t] for t in d.tests}
+    report = guard.run(stream=False)
+    assert report.exit_code == 1
+    assert set(report.failed) == {A + "test_new", "tests/test_c.py::test_c"}
+
+
+def test_conftest_top_level_code_selects_every_test_under_its_folder(guard: Guard) -> None:
+    file = guard.settings.repo / "tests/conftest.py"
+    file.write_text(file.read_text() + "\n\ncollect_ignore = ['test_b.py']\n")
+    d = decide(guard)
+    assert d.level is not Level.RUN_ALL
+    assert {A + "test_add", B + "test_double", B + "test_ready"} <= set(d.tests)
+
+
+def test_a_deleted_test_is_flagged_and_not_run(guard: Guard) -> None:
+    edit(guard, "tests/test_b.py", "    def test_ready(self, ready):\n        assert ready\n", "")
+    d = decide(guard)
+    assert B + "test_ready" not in d.tests and d.level is not Level.RUN_ALL
+    assert [f.kind for f in d.change_set.integrity] == ["tests-removed"]
 
 
 def test_dynamic_dispatch_widens_to_the_module_tests(guard: Guard) -> None:

@@ -28,7 +28,7 @@ def test_harness_measures_every_strategy(tmp_path: Path, guard_env: str) -> None
     assert rows["harmless-1"]["failing"] == 0  # a comment breaks nothing
     assert rows["test-file-1"]["failing"] >= 1  # a flipped assertion fails its test
     assert rows["negate-condition-1"]["failing"] >= 1
-    assert rows["test-file-1"]["sizes"]["guard"] is None  # test edits run everything
+    assert rows["test-file-1"]["sizes"]["guard"] == 1  # a test edit runs that test
     assert rows["harmless-1"]["sizes"]["guard"] == 0
     run_all = by_name["run-all"]
     assert (run_all.fallback_rate, run_all.test_time_savings, run_all.escaped_edits) == (1, 0, ())

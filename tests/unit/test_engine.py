@@ -124,10 +124,16 @@ def test_no_evidence_at_all_is_run_all() -> None:
     assert d.level is Level.RUN_ALL and "ingest-coverage" in d.overrides[0].detail
 
 
-@pytest.mark.parametrize("role", [FileRole.TEST, FileRole.CONFTEST, FileRole.ENVIRONMENT])
-def test_role_overrides(role: FileRole) -> None:
-    files = (ChangedFile("x", FileKind.MODIFIED, role),)
+def test_environment_files_are_run_all() -> None:
+    files = (ChangedFile("x", FileKind.MODIFIED, FileRole.ENVIRONMENT),)
     assert engine(change(files=files)).check().level is Level.RUN_ALL
+
+
+@pytest.mark.parametrize("role", [FileRole.TEST, FileRole.CONFTEST])
+def test_test_files_are_run_all_only_under_the_seed_policy(role: FileRole) -> None:
+    files = (ChangedFile("t/x.py", FileKind.MODIFIED, role),)
+    assert engine(change(files=files), seed_policy=True).check().level is Level.RUN_ALL
+    assert engine(change(files=files)).check().level is Level.SUBSET
 
 
 def test_problem_in_change_set_is_run_all() -> None:

@@ -44,7 +44,7 @@ def working_tree_id(repo: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="guard-index-") as tmp:
         scratch = Path(tmp) / "index"
         if index.exists():
-            shutil.copyfile(index, scratch)
+            shutil.copy2(index, scratch)  # its mtime too: git tells racily clean entries by it
         env = {"GIT_INDEX_FILE": str(scratch)}
         _git_env(repo, env, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}")
         return _git_env(repo, env, "write-tree")

@@ -21,7 +21,8 @@ from libcst.metadata import (
 
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
-from guard_core.model import CLASS_BODY, FileIndex, FunctionNode, RegionKind, TestNode, node_id
+from guard_adapters.python.test_functions import collected_tests
+from guard_core.model import CLASS_BODY, FileIndex, FunctionNode, RegionKind
 
 RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
@@ -183,47 +184,6 @@ class _RefVisitor(cst.CSTVisitor):
                 self.aliases.add((f"{self.module}.{local}", f"{target}.{name}"))
 
 
-def _tests(path: str, regions: ModuleRegions, layout: PytestLayout) -> tuple[TestNode, ...]:
-    """Test functions by pytest's rules: ``test*`` functions, and ``test*`` methods of
-    ``Test*`` classes (nested too) that define no ``__init__``."""
-    classes = {r.id: r for r in regions.regions.values() if r.kind is RegionKind.CLASS_BODY}
-    with_init = {
-        r.parent for r in regions.functions() if r.name == "__init__" and r.parent in classes
-    }
-    tests = []
-    for r in regions.functions():
-        if not layout.is_test_function(r.name) or "#" in r.qualname:
-            continue
-        chain: list[str] = []
-        parent = r.parent
-        ok = True
-        while parent in classes:
-            cls = classes[parent]
-            if not layout.is_test_class(cls.name) or parent in with_init:
-                ok = False
-                break
-            chain.insert(0, cls.name)
-            parent = cls.parent
-        if not ok or (
-            parent
-            and parent in regions.regions
-            and regions.regions[parent].kind is RegionKind.FUNCTION
-        ):
-            continue
-        qual = "::".join([*chain, r.name])
-        tests.append(
-            TestNode(
-                id=node_id(path, qual),
-                file=path,
-                name=r.name,
-                qualname=qual,
-                start=r.start,
-                end=r.end,
-            )
-        )
-    return tuple(tests)
-
-
 def index_file(
     path: str, data: bytes, module: str | None, layout: PytestLayout, is_test: bool
 ) -> RawIndex:
@@ -256,7 +216,7 @@ def index_file(
         ))  # fmt: skip
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
             dotted[f"{module}.{r.qualname}"] = r.id
-    tests = _tests(path, regions, layout) if is_test else ()
+    tests = collected_tests(path, regions, layout) if is_test else ()
     return RawIndex(
         file=FileIndex(path=path, sha=sha, module=module, functions=tuple(functions), tests=tests),
         calls={k: dict(v) for k, v in visitor.calls.items()},

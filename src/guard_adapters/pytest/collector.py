@@ -134,6 +134,21 @@ def _use_monitoring() -> bool:
     return choice == "monitoring" or (choice == "auto" and sys.version_info >= (3, 12))
 
 
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def _caller() -> str:
+    """The file of the code that asked for a listing: the first frame past this hook and the
+    standard library's own helpers (``glob``, ``pathlib``, ``os.walk``)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "importlib" in name or not name.startswith(_STDLIB):
+            return name
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
+
+
 class GuardCollector:
     def __init__(self, root: Path, out: Path, shard: tuple[int, int] | None) -> None:
         self.root = root
@@ -199,9 +214,9 @@ class GuardCollector:
         if event == "glob.glob" and isinstance(target, str):
             target = target.split("*", 1)[0].split("?", 1)[0].rsplit("/", 1)[0] or "."
         if event != "open":
-            caller = sys._getframe(1).f_code.co_filename
-            if "importlib" in caller:
-                return  # the import system lists package folders for every import
+            caller = _caller()
+            if "importlib" in caller or f"{os.sep}_pytest{os.sep}" in caller:
+                return  # imports and pytest's collection list folders: not the tests' doing
             if target is None:
                 target = "."  # os.listdir() lists the working directory
         if not isinstance(target, str | bytes | os.PathLike):

@@ -13,6 +13,8 @@ import re
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
+import attrs
+
 from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
 from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
@@ -21,6 +23,7 @@ from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.new_modules import new_module_effects
 from guard_adapters.python.regions import ModuleRegions, extract_regions
+from guard_adapters.python.test_functions import collected_test_ids
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
 from guard_core.model import (
@@ -45,6 +48,7 @@ _BASE_CACHE = 256  # parsed base-side files kept per slicer
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 _KINDS = {"A": FileKind.ADDED, "D": FileKind.DELETED, "R": FileKind.RENAMED}
+_CODE_ROLES = (FileRole.SOURCE, FileRole.TEST, FileRole.CONFTEST)
 
 
 def file_role(path: str, layout: PytestLayout) -> FileRole:
@@ -168,7 +172,10 @@ class GitSlicer:
             return changed, [], f"{entry.path}: unknown change kind {entry.status!r}"
         if role is FileRole.TEST and entry.path.endswith(".py") and cached is None:
             flags += integrity_flags(entry.path, old_data, new_data)
-        if role is not FileRole.SOURCE:
+        if role not in _CODE_ROLES or not entry.path.endswith(".py"):
+            return changed, [], None
+        seed = self.settings is not None and self.settings.seed_policy
+        if role is not FileRole.SOURCE and seed:
             return changed, [], None
         try:
             old = cached
@@ -179,4 +186,17 @@ class GitSlicer:
         except ValueError as exc:
             return changed, [], str(exc)
         module = module_name(root, entry.path)
-        return changed, compare_modules(old, new, module), None
+        found = compare_modules(old, new, module)
+        if collects or (entry.old_path and layout.is_test_file(entry.old_path)):
+            found = _with_test_ids(found, layout, old, new)
+        return changed, found, None
+
+
+def _with_test_ids(
+    found: list[ChangedRegion], layout: PytestLayout, *sides: ModuleRegions | None
+) -> list[ChangedRegion]:
+    ids: dict[str, str] = {}
+    for side in sides:
+        if side is not None and layout.is_test_file(side.path):
+            ids.update(collected_test_ids(side.path, side, layout))
+    return [attrs.evolve(r, test_id=ids[r.id]) if r.id in ids else r for r in found]

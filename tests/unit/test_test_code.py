@@ -1,0 +1,101 @@
+"""Test modules and conftest.py as code with evidence (engine on in-memory fakes)."""
+
+from __future__ import annotations
+
+from guard_core.model import (
+    ChangedFile,
+    ChangedRegion,
+    ChangeKind,
+    CoverEdge,
+    FileKind,
+    FileRole,
+    Level,
+    RegionKind,
+)
+from guard_core.ports import FunctionFacts
+from tests.unit.test_engine import change, engine, store
+
+T1 = "t/test_a.py::test_1"
+T2 = "t/test_a.py::test_2"
+T3 = "t/test_b.py::test_3"
+SUB = "t/sub/test_c.py::test_4"
+FIX = "t/conftest.py::db"
+HELP = "t/test_a.py::helper"
+MOD_A = "t/test_a.py::<module>"
+
+
+def _store():  # type: ignore[no-untyped-def]
+    pairs = [(FIX, T1), (FIX, T3), (HELP, T2), ("t/test_a.py::test_1", T1), (MOD_A, T1),
+             (MOD_A, T2), ("t/sub/conftest.py::<module>", SUB)]
+    edges = [CoverEdge(f, t, last_verified_sha="base") for f, t in pairs]
+    facts = {fid: FunctionFacts(fid, fid.split("::")[0], False, False)
+             for fid in (FIX, HELP, T1, MOD_A, "t/conftest.py::<module>",
+                         "t/sub/conftest.py::<module>")}
+    return store(edges=edges, functions=facts, tests=[T1, T2, T3, SUB])  # fmt: skip
+
+
+def _file(path: str, role: FileRole = FileRole.TEST, kind: FileKind = FileKind.MODIFIED):  # type: ignore[no-untyped-def]
+    return ChangedFile(path, kind, role, collects=role is FileRole.TEST)
+
+
+def _region(fid: str, **kw: object) -> ChangedRegion:
+    kind = kw.pop("kind", ChangeKind.MODIFIED)
+    return ChangedRegion(id=fid, file=fid.split("::")[0], kind=kind, **kw)  # type: ignore[arg-type]
+
+
+def test_an_assertion_edit_selects_that_test_only() -> None:
+    r = _region("t/test_a.py::test_1", test_id=T1)
+    d = engine(change(r, files=(_file("t/test_a.py"),)), _store()).check()
+    assert d.level is Level.SUBSET and d.tests == (T1,)
+    assert {x.rule for x in d.reasons[T1]} >= {"changed-test"}
+
+
+def test_a_fixture_edit_selects_the_tests_that_use_it() -> None:
+    r = _region(FIX)
+    d = engine(change(r, files=(_file("t/conftest.py", FileRole.CONFTEST),)), _store()).check()
+    assert d.tests == (T1, T3)
+
+
+def test_a_helper_edit_selects_its_callers() -> None:
+    d = engine(change(_region(HELP), files=(_file("t/test_a.py"),)), _store()).check()
+    assert d.tests == (T2,)
+
+
+def test_a_new_test_selects_itself_and_a_new_test_file_runs_whole() -> None:
+    r = _region("t/test_a.py::test_9", kind=ChangeKind.ADDED, test_id="t/test_a.py::test_9")
+    new = _file("t/test_new.py", kind=FileKind.ADDED)
+    d = engine(change(r, files=(_file("t/test_a.py"), new)), _store()).check()
+    assert d.tests == ("t/test_a.py::test_9", "t/test_new.py")
+
+
+def test_conftest_top_level_code_selects_the_tests_under_its_folder() -> None:
+    r = _region("t/sub/conftest.py::<module>", region=RegionKind.MODULE, body_changed=False,
+                definition_changed=True, names=("collect_ignore",))  # fmt: skip
+    d = engine(change(r, files=(_file("t/sub/conftest.py", FileRole.CONFTEST),)), _store()).check()
+    assert d.tests == (SUB,)
+
+
+def test_a_new_hook_in_conftest_selects_the_tests_under_its_folder() -> None:
+    r = _region("t/conftest.py::pytest_collection_modifyitems", kind=ChangeKind.ADDED)
+    d = engine(change(r, files=(_file("t/conftest.py", FileRole.CONFTEST),)), _store()).check()
+    assert set(d.tests) == {T1, T2, T3, SUB}
+
+
+def test_test_module_top_level_code_selects_that_modules_tests() -> None:
+    r = _region(MOD_A, region=RegionKind.MODULE, body_changed=False, definition_changed=True,
+                names=("pytestmark",))  # fmt: skip
+    d = engine(change(r, files=(_file("t/test_a.py"),)), _store()).check()
+    assert d.tests == (T1, T2)
+
+
+def test_a_deleted_test_selects_nothing_that_cannot_run() -> None:
+    r = _region("t/test_a.py::test_1", kind=ChangeKind.DELETED, test_id=T1)
+    d = engine(change(r, files=(_file("t/test_a.py"),)), _store()).check()
+    assert T1 not in d.tests and d.level is Level.SUBSET
+
+
+def test_a_deleted_test_module_is_never_selected() -> None:
+    r = _region(MOD_A, kind=ChangeKind.DELETED, region=RegionKind.MODULE, body_changed=False,
+                definition_changed=True)  # fmt: skip
+    d = engine(change(r, files=(_file("t/test_a.py", kind=FileKind.DELETED),)), _store()).check()
+    assert not any(t.startswith("t/test_a.py") for t in d.tests)
