@@ -8,6 +8,7 @@ pytest itself in :meth:`Guard.run`. Nothing here configures logging.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,9 +19,17 @@ import attrs
 
 from guard_core.config import Settings, load_settings
 from guard_core.engine import Engine
-from guard_core.errors import GuardError, StoreError
+from guard_core.errors import GuardError, StoreError, UnknownId
 from guard_core.logs import get_logger
-from guard_core.model import ChangeSet, CoverEdge, Decision, Level, Override, TrustComponents
+from guard_core.model import (
+    ChangeSet,
+    CoverEdge,
+    Decision,
+    Level,
+    Override,
+    TrustComponents,
+    test_function_id,
+)
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, GraphStore, RunResult
 
@@ -182,16 +191,56 @@ class Guard:
             return None
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:
-        """Record that ``test`` failed when ``function`` changed and Guard did not select it."""
+        """Record that ``test`` failed when ``function`` changed and Guard did not select it.
+
+        Both ids must be in the graph (a parametrised ``t.py::test_x[1]`` names the test
+        ``t.py::test_x``); an unknown one raises :class:`~guard_core.errors.UnknownId` with
+        the nearest known ids and the graph is left as it was."""
+        test = test_function_id(test)
+        self._require_function(function)
+        self._require_test(test)
         self.store.add_repair_edge(function, test, sha)
 
     def covering_tests(self, function: str) -> list[CoverEdge]:
-        """The tests that executed ``function``, most confident first."""
+        """The tests that executed ``function`` (or a data file's path), most confident
+        first; :class:`~guard_core.errors.UnknownId` when the graph holds no such node."""
+        if "::" in function:
+            self._require_function(function)
+        else:
+            self._require("file", function, list(self.store.file_hashes()))
         return self.store.covering_tests([function])
 
     def callers(self, function: str, hops: int = 2, min_confidence: float = 0.0) -> list[Caller]:
-        """Functions that call ``function`` within ``hops`` static call edges."""
+        """Functions that call ``function`` within ``hops`` static call edges;
+        :class:`~guard_core.errors.UnknownId` when the graph holds no such function."""
+        self._require_function(function)
         return self.store.callers(function, hops, min_confidence)
+
+    def _require_function(self, function: str) -> None:
+        if not self.store.function_facts([function]):
+            self._require("function", function, self.store.all_functions())
+
+    def _require_test(self, test: str) -> None:
+        self._require("test", test, self.store.all_tests())
+
+    @staticmethod
+    def _require(kind: str, ident: str, known: list[str]) -> None:
+        if ident in known:
+            return
+        near = difflib.get_close_matches(ident, known, n=3, cutoff=0.5)
+        if near:
+            hint = "did you mean " + ", ".join(repr(n) for n in near) + "?"
+        elif kind == "test":
+            hint = (
+                "test ids are pytest node ids (path/to/test_x.py::test_name); run "
+                "`guard ingest-coverage` first if the test is new"
+            )
+        else:
+            hint = (
+                "ids look like path/to/file.py::Class.method; run `guard ingest-static` "
+                "first if it is new"
+            )
+        raise UnknownId(f"{kind} {ident!r} is not in the graph", hint=hint)
 
     def close(self) -> None:
         if self._store is not None:
