@@ -28,12 +28,16 @@ from guard_core.model import (
     Level,
     Override,
     TrustComponents,
+    split_id,
     test_function_id,
 )
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, GraphStore, RunResult
 
 log = get_logger("guard.api")
+
+# pytest's exit codes for "usage error" (a given node id is not found) and "no tests collected"
+_UNCOLLECTED = (4, 5)
 
 
 @attrs.frozen
@@ -44,6 +48,7 @@ class RunReport:
     decision: Decision
     result: RunResult | None
     refreshed: str = ""  # what happened to the evidence (empty: refresh not attempted)
+    notes: tuple[str, ...] = ()  # selected ids that could not run, and what was run instead
 
     @property
     def failed(self) -> list[str]:
@@ -149,13 +154,18 @@ class Guard:
         decision = self.check(base)
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
-        tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
+        notes: list[str] = []
+        tests = None if decision.level is Level.RUN_ALL else self._runnable(decision, notes)
         session = self._start_refresh(refresher, decision, observed)
         if session is not None:
             runner.collect_to = refresher.collect_dir(session)
         try:
             result = runner.run(self.settings.repo, tests)
-            if tests is not None and result.exit_code == 5:  # selected ids no longer collect
+            if tests is not None and result.exit_code in _UNCOLLECTED:
+                notes.append(
+                    f"pytest could not collect every selected id (exit {result.exit_code}): "
+                    "ran the whole suite instead"
+                )
                 if session is not None:  # discards it: the run did not pass
                     refresher.finish(self.store, session, result)
                     session = None
@@ -168,7 +178,23 @@ class Guard:
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
             if self._store is not None:
                 self._store.record_run(result.record)
-        return RunReport(decision, result, refreshed)
+        return RunReport(decision, result, refreshed, tuple(notes))
+
+    def _runnable(self, decision: Decision, notes: list[str]) -> list[str] | None:
+        """The selected ids whose test file still exists (None: the whole suite, when none
+        does); each dropped id gets a note. Ids of a file that exists but no longer defines
+        them are left to pytest, whose usage error widens the run."""
+        kept = []
+        for test in decision.tests:
+            path = split_id(test)[0]
+            if (self.settings.repo / path).is_file():
+                kept.append(test)
+            else:
+                notes.append(f"not run: {test} ({path} no longer exists)")
+        if decision.tests and not kept:
+            notes.append("no selected test still exists: ran the whole suite instead")
+            return None
+        return kept
 
     def _refresher(self, runner: Any) -> Any:
         """The evidence refresher, when the runner can measure and the settings want it."""

@@ -319,6 +319,8 @@ def run_cmd(
     with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)
+    for note in report.notes:
+        click.secho(f"guard: {note}", fg="yellow", err=True)
     if report.refreshed:
         click.echo(f"guard: {report.refreshed}")
     if report.result is None:
