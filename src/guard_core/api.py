@@ -8,6 +8,7 @@ pytest itself in :meth:`Guard.run`. Nothing here configures logging.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -18,13 +19,25 @@ import attrs
 
 from guard_core.config import Settings, load_settings
 from guard_core.engine import Engine
-from guard_core.errors import GuardError, StoreError
+from guard_core.errors import GuardError, StoreError, UnknownId
 from guard_core.logs import get_logger
-from guard_core.model import ChangeSet, CoverEdge, Decision, Level, Override, TrustComponents
+from guard_core.model import (
+    ChangeSet,
+    CoverEdge,
+    Decision,
+    Level,
+    Override,
+    TrustComponents,
+    split_id,
+    test_function_id,
+)
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, GraphStore, RunResult
 
 log = get_logger("guard.api")
+
+# pytest's exit codes for "usage error" (a given node id is not found) and "no tests collected"
+_UNCOLLECTED = (4, 5)
 
 
 @attrs.frozen
@@ -35,6 +48,7 @@ class RunReport:
     decision: Decision
     result: RunResult | None
     refreshed: str = ""  # what happened to the evidence (empty: refresh not attempted)
+    notes: tuple[str, ...] = ()  # selected ids that could not run, and what was run instead
 
     @property
     def failed(self) -> list[str]:
@@ -140,13 +154,18 @@ class Guard:
         decision = self.check(base)
         if decision.level is not Level.RUN_ALL and not decision.tests:
             return RunReport(decision, None)
-        tests = None if decision.level is Level.RUN_ALL else list(decision.tests)
+        notes: list[str] = []
+        tests = None if decision.level is Level.RUN_ALL else self._runnable(decision, notes)
         session = self._start_refresh(refresher, decision, observed)
         if session is not None:
             runner.collect_to = refresher.collect_dir(session)
         try:
             result = runner.run(self.settings.repo, tests)
-            if tests is not None and result.exit_code == 5:  # selected ids no longer collect
+            if tests is not None and result.exit_code in _UNCOLLECTED:
+                notes.append(
+                    f"pytest could not collect every selected id (exit {result.exit_code}): "
+                    "ran the whole suite instead"
+                )
                 if session is not None:  # discards it: the run did not pass
                     refresher.finish(self.store, session, result)
                     session = None
@@ -159,7 +178,23 @@ class Guard:
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
             if self._store is not None:
                 self._store.record_run(result.record)
-        return RunReport(decision, result, refreshed)
+        return RunReport(decision, result, refreshed, tuple(notes))
+
+    def _runnable(self, decision: Decision, notes: list[str]) -> list[str] | None:
+        """The selected ids whose test file still exists (None: the whole suite, when none
+        does); each dropped id gets a note. Ids of a file that exists but no longer defines
+        them are left to pytest, whose usage error widens the run."""
+        kept = []
+        for test in decision.tests:
+            path = split_id(test)[0]
+            if (self.settings.repo / path).is_file():
+                kept.append(test)
+            else:
+                notes.append(f"not run: {test} ({path} no longer exists)")
+        if decision.tests and not kept:
+            notes.append("no selected test still exists: ran the whole suite instead")
+            return None
+        return kept
 
     def _refresher(self, runner: Any) -> Any:
         """The evidence refresher, when the runner can measure and the settings want it."""
@@ -182,16 +217,56 @@ class Guard:
             return None
 
     def feedback(self, function: str, test: str, sha: str = "") -> None:
-        """Record that ``test`` failed when ``function`` changed and Guard did not select it."""
+        """Record that ``test`` failed when ``function`` changed and Guard did not select it.
+
+        Both ids must be in the graph (a parametrised ``t.py::test_x[1]`` names the test
+        ``t.py::test_x``); an unknown one raises :class:`~guard_core.errors.UnknownId` with
+        the nearest known ids and the graph is left as it was."""
+        test = test_function_id(test)
+        self._require_function(function)
+        self._require_test(test)
         self.store.add_repair_edge(function, test, sha)
 
     def covering_tests(self, function: str) -> list[CoverEdge]:
-        """The tests that executed ``function``, most confident first."""
+        """The tests that executed ``function`` (or a data file's path), most confident
+        first; :class:`~guard_core.errors.UnknownId` when the graph holds no such node."""
+        if "::" in function:
+            self._require_function(function)
+        else:
+            self._require("file", function, list(self.store.file_hashes()))
         return self.store.covering_tests([function])
 
     def callers(self, function: str, hops: int = 2, min_confidence: float = 0.0) -> list[Caller]:
-        """Functions that call ``function`` within ``hops`` static call edges."""
+        """Functions that call ``function`` within ``hops`` static call edges;
+        :class:`~guard_core.errors.UnknownId` when the graph holds no such function."""
+        self._require_function(function)
         return self.store.callers(function, hops, min_confidence)
+
+    def _require_function(self, function: str) -> None:
+        if not self.store.function_facts([function]):
+            self._require("function", function, self.store.all_functions())
+
+    def _require_test(self, test: str) -> None:
+        self._require("test", test, self.store.all_tests())
+
+    @staticmethod
+    def _require(kind: str, ident: str, known: list[str]) -> None:
+        if ident in known:
+            return
+        near = difflib.get_close_matches(ident, known, n=3, cutoff=0.5)
+        if near:
+            hint = "did you mean " + ", ".join(repr(n) for n in near) + "?"
+        elif kind == "test":
+            hint = (
+                "test ids are pytest node ids (path/to/test_x.py::test_name); run "
+                "`guard ingest-coverage` first if the test is new"
+            )
+        else:
+            hint = (
+                "ids look like path/to/file.py::Class.method; run `guard ingest-static` "
+                "first if it is new"
+            )
+        raise UnknownId(f"{kind} {ident!r} is not in the graph", hint=hint)
 
     def close(self) -> None:
         if self._store is not None:

@@ -3,6 +3,7 @@
     GuardError
     ├── ConfigError            bad [tool.guard] table or GUARD_* variable
     ├── RepositoryError        not a git repository, no commits, unreadable diff
+    ├── UnknownId              a function, test or file id the graph does not hold
     ├── StoreError             anything from the graph store
     │   ├── StoreUnavailable   FalkorDB cannot be reached or started
     │   └── SchemaMismatch     the graph was written by another schema version
@@ -37,6 +38,10 @@ class ConfigError(GuardError):
 
 class RepositoryError(GuardError):
     """The target is not a usable git repository, or its diff cannot be read."""
+
+
+class UnknownId(GuardError):
+    """An id given by a user or an agent names no node of the graph."""
 
 
 class StoreError(GuardError):

@@ -117,6 +117,9 @@ class FakeStore:
     def all_tests(self) -> list[str]:
         return sorted(self.tests)
 
+    def all_functions(self) -> list[str]:
+        return sorted(self.functions)
+
     def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
         return {}
 

@@ -3,6 +3,7 @@ environment, and no process left once the embedded server stops."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -122,3 +123,61 @@ def test_a_worker_of_other_code_steps_aside(repo: tuple[Path, dict[str, str]]) -
     assert wait_for(lambda: not alive(pid), timeout=10)
     out = guard(root, "stats", "--json", env=env)  # answered here, as before
     assert out.returncode == 0 and out.stderr.strip().endswith("LOCAL")
+
+
+def new_worker(state: Path, old: set[int]) -> int | None:
+    """The pid of a worker that is not one of ``old``, once it listens."""
+    found: list[int] = []
+
+    def listening() -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int((state / "worker.pid").read_text())
+            if pid not in old and alive(pid) and Path(worker_socket(state)).exists():
+                found.append(pid)
+        return bool(found)
+
+    return found[0] if wait_for(listening) else None
+
+
+def answer(out: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr without the client's LOCAL/WORKER marker and timings."""
+    stdout = out.stdout
+    with contextlib.suppress(ValueError):
+        data = json.loads(stdout)
+        data.pop("elapsed_ms", None)
+        stdout = json.dumps(data)
+    return out.returncode, stdout, out.stderr.rstrip().rpartition("\n")[0]
+
+
+def test_a_client_in_another_environment_gets_a_fresh_process_answer(
+    repo: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    root, env = repo
+    state = root / ".guard"
+    guard(root, "check", "--json", env=env)
+    assert wait_for(lambda: (state / "worker.pid").exists() and Path(worker_socket(state)).exists())
+    pid = int((state / "worker.pid").read_text())
+    assert guard(root, "check", "--json", env=env).stderr.strip().endswith("WORKER")
+
+    # git is told to read another repository: a fresh process reads that one, so must the worker
+    elsewhere = {**env, "GIT_DIR": str(tmp_path / "no-such-git-dir")}
+    asked = guard(root, "check", "--json", env=elsewhere)
+    fresh = guard(root, "check", "--json", env={**elsewhere, "GUARD_WORKER": "0"})
+    assert asked.stderr.strip().endswith("LOCAL")
+    assert answer(asked) == answer(fresh) and fresh.returncode == 2
+    assert wait_for(lambda: not alive(pid), timeout=10)  # it stepped aside
+    assert (git_dir_worker := new_worker(state, {pid}))
+
+    # another module search path: answered here, then by a worker started with it
+    (tmp_path / "extra").mkdir()
+    other = {**env, "PYTHONPATH": os.pathsep.join(
+        p for p in (env.get("PYTHONPATH"), str(tmp_path / "extra")) if p)}  # fmt: skip
+    first = guard(root, "check", "--json", env=other)
+    assert first.stderr.strip().endswith("LOCAL"), first.stderr
+    assert new_worker(state, {pid, git_dir_worker})
+    second = guard(root, "check", "--json", env=other)
+    assert second.stderr.strip().endswith("WORKER")
+    fresh = guard(root, "check", "--json", env={**other, "GUARD_WORKER": "0"})
+    assert answer(first) == answer(second) == answer(fresh) and fresh.returncode == 0
+    back = guard(root, "check", "--json", env=env)  # the first environment again: not this one
+    assert back.stderr.strip().endswith("LOCAL") and answer(back)[0] == 0

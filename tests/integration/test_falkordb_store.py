@@ -169,12 +169,16 @@ def test_tests_covering_keeps_every_test_with_its_best_edges(store: FalkorGraphS
 
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
     small_graph(store)
-    store.add_repair_edge("pkg/a.py::top", "tests/test_b.py::test_new", "s2")
+    store.add_repair_edge("pkg/a.py::top", "tests/test_a.py::test_one", "s2")
     [edge] = store.covering_tests(["pkg/a.py::top"])
     assert (edge.source, edge.confidence, edge.last_verified_sha) == ("miss_repair", 1.0, "s2")
     assert not store.function_facts(["pkg/a.py::top"])["pkg/a.py::top"].no_evidence
     with pytest.raises(GuardError, match="no function"):
-        store.add_repair_edge("pkg/a.py::missing", "tests/test_b.py::test_new", "s2")
+        store.add_repair_edge("pkg/a.py::missing", "tests/test_a.py::test_one", "s2")
+    before = store.stats()
+    with pytest.raises(GuardError, match="no test"):  # a repair never creates a ghost test
+        store.add_repair_edge("pkg/a.py::top", "tests/test_b.py::test_new", "s2")
+    assert store.stats() == before and "tests/test_b.py::test_new" not in store.all_tests()
     store.record_run(
         RunRecord(
             id="r1",

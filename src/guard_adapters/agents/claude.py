@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from guard_adapters.git.repo import DIFF_FLAGS, git
 from guard_core.api import Guard, RunReport
 from guard_core.errors import GuardError, RunnerError
 from guard_core.model import Decision, IntegrityFlag
@@ -31,13 +31,15 @@ def tree_fingerprint(repo: Path) -> str:
     """A hash of the working tree's difference from HEAD, untracked files included."""
     digest = hashlib.sha256()
     for args in (
-        ["diff", "HEAD", "--binary"],
+        ["diff", *DIFF_FLAGS, "--binary", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/",
+         "HEAD", "--"],
         ["ls-files", "-z", "--others", "--exclude-standard"],
-    ):
-        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
-        digest.update(out.stdout)
+    ):  # fmt: skip
+        out = git(repo, *args, check=False, binary=True)
+        assert isinstance(out, bytes)
+        digest.update(out)
         if args[0] == "ls-files":
-            for name in filter(None, out.stdout.split(b"\0")):
+            for name in filter(None, out.split(b"\0")):
                 path = repo / name.decode(errors="surrogateescape")
                 if path.is_file():
                     digest.update(path.read_bytes())

@@ -54,6 +54,7 @@ class GuardTools:
             "failed": report.failed,
             "ran": len(outcomes),
             "evidence": report.refreshed,
+            "notes": list(report.notes),
             "messages": {o.test: o.message[-1500:] for o in outcomes if o.test in report.failed},
             "decision": report.decision.to_json(),
         }

@@ -319,6 +319,8 @@ def run_cmd(
     with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)
+    for note in report.notes:
+        click.secho(f"guard: {note}", fg="yellow", err=True)
     if report.refreshed:
         click.echo(f"guard: {report.refreshed}")
     if report.result is None:
@@ -342,7 +344,7 @@ def run_cmd(
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
 def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
-    """Tests that executed FUNCTION_ID, most confident first."""
+    """Tests that executed FUNCTION_ID, most confident first (exit 2: not in the graph)."""
     from guard_adapters.workspace import open_guard
 
     with open_guard(repo) as g:
@@ -368,7 +370,7 @@ def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
 def callers_cmd(
     function_id: str, repo: Path, hops: int, min_confidence: float, as_json: bool
 ) -> None:
-    """Functions that reach FUNCTION_ID through static calls."""
+    """Functions that reach FUNCTION_ID through static calls (exit 2: not in the graph)."""
     from guard_adapters.workspace import open_guard
 
     with open_guard(repo) as g:
@@ -393,7 +395,11 @@ def feedback_cmd(repo: Path, function_id: str, test_id: str) -> None:
     """Repair the graph after a missed failure: TEST will run whenever FUNCTION changes."""
     from guard_adapters.git.repo import head_sha
     from guard_adapters.workspace import open_guard
+    from guard_core.model import test_function_id
 
     with open_guard(repo) as g:
         g.feedback(function_id, test_id, head_sha(g.settings.repo))
-    click.echo(f"recorded: {test_id} now covers {function_id} (miss_repair, confidence 1.0)")
+    click.echo(
+        f"recorded: {test_function_id(test_id)} now covers {function_id} "
+        "(miss_repair, confidence 1.0)"
+    )

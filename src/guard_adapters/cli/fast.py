@@ -6,7 +6,8 @@ A fresh process spends most of a ``guard check`` importing the graph client; the
 built-in modules (``_socket``, ``marshal``, ``zlib``: no pathlib, json or socket wrappers), so
 asking the worker costs a few milliseconds over the interpreter's own start. The worker's
 answer is exactly what the command prints and exits with here; anything unexpected (no
-worker, another Guard version, a timeout) falls back to running the command in this process.
+worker, another Guard version, another environment, a timeout) falls back to running the
+command in this process.
 """
 
 from __future__ import annotations
@@ -43,6 +44,27 @@ def code_stamp() -> str:
                     stat = entry.stat()
                     parts.append(f"{entry.path}:{stat.st_mtime_ns}:{stat.st_size}")
     return _digest("\n".join(sorted(parts)))
+
+
+# what can change a decision besides the command line, the working directory and GUARD_*
+# (which the worker applies per request): a worker answers only a client whose stamp is its own
+_ENV_NAMES = ("PATH", "VIRTUAL_ENV", "HOME", "TMPDIR", "LANG")
+_ENV_PREFIXES = ("GIT_", "PYTHON", "XDG_", "CONDA_", "LC_")
+
+
+def environment_stamp() -> str:
+    """The interpreter (its path, and when it or its virtualenv changed) and every variable
+    that can change what Guard reads: git's, Python's, the search path, the home folder."""
+    parts = [sys.executable, sys.prefix]
+    for path in (sys.executable, os.path.join(sys.prefix, "pyvenv.cfg")):
+        try:
+            parts.append(str(os.stat(path).st_mtime_ns))
+        except OSError:
+            parts.append("-")
+    for key in sorted(os.environ):
+        if key in _ENV_NAMES or key.startswith(_ENV_PREFIXES):
+            parts.append(f"{key}={os.environ[key]}")
+    return _digest("\0".join(parts))
 
 
 def worker_socket(state_dir: str | os.PathLike[str]) -> str:
@@ -92,7 +114,8 @@ def ask_worker(argv: list[str]) -> tuple[int, str, str] | None:
     if state is None:
         return None
     env = {k: v for k, v in os.environ.items() if k.startswith("GUARD_")}
-    request = {"argv": argv, "cwd": cwd, "env": env, "stamp": code_stamp()}
+    request = {"argv": argv, "cwd": cwd, "env": env, "stamp": code_stamp(),
+               "environment": environment_stamp()}  # fmt: skip
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(0.5)

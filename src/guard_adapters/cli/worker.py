@@ -4,8 +4,11 @@ commands) for :mod:`guard_adapters.cli.fast` with the imports already loaded.
 ``python -m guard_adapters.cli.worker STATE_DIR``. One per state folder (a file lock); it
 listens on a unix socket only its user can open, runs each request's command exactly as the
 CLI would (the client's working directory and ``GUARD_*`` variables, output captured), one at
-a time, and exits when idle for ``GUARD_WORKER_IDLE`` seconds (default 600), when the
-embedded FalkorDB it was started beside stops, when asked to, or when Guard's code changed.
+a time. It answers only a client whose environment (interpreter, ``PATH``, ``PYTHON*``,
+``GIT_*``, ``HOME``...) is the one it started with, and steps aside for any other (which then
+answers itself and starts a worker of its own). It exits when idle for ``GUARD_WORKER_IDLE``
+seconds (default 600), when the embedded FalkorDB it was started beside stops, when asked to,
+or when Guard's code or the installed packages changed.
 """
 
 from __future__ import annotations
@@ -21,9 +24,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guard_adapters.cli.fast import FAST_COMMANDS, code_stamp, receive, send, worker_socket
+from guard_adapters.cli.fast import (
+    FAST_COMMANDS,
+    code_stamp,
+    environment_stamp,
+    receive,
+    send,
+    worker_socket,
+)
 
 _POLL_S = 0.5
+_LOCK_TRIES = 20
 _WARM = (
     "guard_adapters.cli.main", "guard_adapters.workspace", "guard_adapters.falkordb.store",
     "guard_adapters.python.slicer", "guard_core.engine", "guard_core.policy", "rich.table",
@@ -35,6 +46,8 @@ class Worker:
         self.state_dir = state_dir
         self.idle_s = idle_s
         self.stamp = code_stamp()
+        self.environment = environment_stamp()
+        self.packages = _installed()
         self.stopping = False
         self.server_pid = self._embedded_pid()
         for module in _WARM:  # what the first request would otherwise import
@@ -82,10 +95,28 @@ class Worker:
         if request.get("stamp") != self.stamp:
             self.stopping = True  # Guard was upgraded or edited: a new worker takes over
             return {"ok": False, "reason": "stale"}
+        if request.get("environment") != self.environment:
+            # the client answers in its own environment and starts a worker that has it
+            self.stopping = True
+            return {"ok": False, "reason": "environment"}
+        if _installed() != self.packages:
+            self.stopping = True  # a package was installed or removed under loaded modules
+            return {"ok": False, "reason": "stale"}
         argv = request.get("argv") or []
         if not argv or argv[0] not in FAST_COMMANDS:
             return {"ok": False, "reason": "not a worker command"}
         return {"ok": True, **run_command(argv, request.get("cwd", "."), request.get("env", {}))}
+
+
+def _installed() -> str:
+    """The distributions installed for this interpreter (the modules the worker has loaded
+    come from them)."""
+    from guard_adapters.pytest.environment import fingerprint
+
+    try:
+        return fingerprint(None)
+    except (OSError, ValueError):
+        return ""
 
 
 def run_command(argv: list[str], cwd: str, env: dict[str, str]) -> dict[str, Any]:
@@ -147,10 +178,14 @@ def stop_worker(state_dir: Path) -> bool:
 def main(state_dir: Path) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     lock = open(state_dir / "worker.lock", "w")  # noqa: SIM115 - held for the process' life
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return  # another worker serves this repository
+    for attempt in range(_LOCK_TRIES):  # a worker that just stepped aside may still be exiting
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if attempt == _LOCK_TRIES - 1:
+                return  # another worker serves this repository
+            time.sleep(_POLL_S / 5)
     path = Path(worker_socket(state_dir))
     with contextlib.suppress(FileNotFoundError):
         path.unlink()

@@ -11,7 +11,12 @@ from falkordb import FalkorDB
 
 from guard_adapters.falkordb.codec import decode_lines, encode_lines
 from guard_adapters.falkordb.schema import BATCH, INDEXES, META_KEY, SCHEMA_VERSION
-from guard_core.errors import GuardError, SchemaMismatch, StoreError, StoreUnavailable
+from guard_core.errors import (
+    SchemaMismatch,
+    StoreError,
+    StoreUnavailable,
+    UnknownId,
+)
 from guard_core.logs import get_logger
 from guard_core.model import (
     CoverEdge,
@@ -597,6 +602,9 @@ class FalkorGraphStore:
     def all_tests(self) -> list[str]:
         return sorted(r[0] for r in self._read("MATCH (t:Test) RETURN t.id"))
 
+    def all_functions(self) -> list[str]:
+        return sorted(r[0] for r in self._read("MATCH (f:Function) RETURN f.id"))
+
     # -- runs and repairs -----------------------------------------------------------------------
 
     def record_run(self, run: RunRecord) -> None:
@@ -666,22 +674,28 @@ class FalkorGraphStore:
         self._query("MATCH (f:Function) WHERE f.unproven = true SET f.unproven = NULL")
 
     def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
-        """A ``miss_repair`` edge with confidence 1.0; clears the function's ``no_evidence``."""
+        """A ``miss_repair`` edge with confidence 1.0; clears the function's ``no_evidence``.
+        Both nodes must exist: a repair never creates a test that nothing collects."""
         rows = self._query(
-            "MATCH (f:Function {id: $fid}) "
-            "MERGE (t:Test {id: $tid}) ON CREATE SET t.file = $tfile, t.flake_rate = 0.0 "
+            "MATCH (f:Function {id: $fid}) MATCH (t:Test {id: $tid}) "
             "MERGE (f)-[c:COVERED_BY]->(t) "
             "SET c.source = 'miss_repair', c.confidence = 1.0, "
             "c.evidence_count = coalesce(c.evidence_count, 0) + 1, c.last_verified_sha = $sha, "
             "f.no_evidence = false RETURN f.id",
-            {"fid": function_id, "tid": test_id, "tfile": split_id(test_id)[0], "sha": sha},
+            {"fid": function_id, "tid": test_id, "sha": sha},
         )
-        if not rows:
-            raise GuardError(
+        if rows:
+            return
+        if not self.function_facts([function_id]):
+            raise UnknownId(
                 f"no function {function_id!r} in the graph",
                 hint="ids look like path/to/file.py::Class.method; "
                 "run `guard ingest-static` first if the function is new",
             )
+        raise UnknownId(
+            f"no test {test_id!r} in the graph",
+            hint="test ids are pytest node ids; run `guard ingest-coverage` first if it is new",
+        )
 
 
 def _cover_edge(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 
-from guard_adapters.git.repo import git
+from guard_adapters.git.repo import DIFF_FLAGS, git
 from guard_core.errors import RepositoryError
 
 STATE_DIR = ".guard/"  # Guard's own state is never part of a change
@@ -32,8 +32,8 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     with ThreadPoolExecutor(max_workers=1) as pool:  # the two git processes run side by side
         others = pool.submit(git, repo, "ls-files", "-z", "--others", "--exclude-standard",
                              binary=True)  # fmt: skip
-        raw = git(repo, "diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff",
-                  "--no-textconv", base, "--", binary=True)  # fmt: skip
+        raw = git(repo, "diff", "--raw", *DIFF_FLAGS, "-M", "--no-abbrev", base, "--",
+                  binary=True)  # fmt: skip
         untracked = others.result()
     assert isinstance(raw, bytes) and isinstance(untracked, bytes)
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
@@ -91,8 +91,8 @@ def blob_id(data: bytes) -> str:
 
 
 def read_at(repo: Path, rev: str, path: str) -> bytes:
-    """The bytes of ``path`` at ``rev``."""
-    out = git(repo, "show", f"{rev}:{path}", binary=True)
+    """The bytes of ``path`` at ``rev``, as stored (no textconv, no filter)."""
+    out = git(repo, "cat-file", "blob", f"{rev}:{path}", binary=True)
     assert isinstance(out, bytes)
     return out
 

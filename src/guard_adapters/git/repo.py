@@ -10,17 +10,50 @@ from pathlib import Path
 
 from guard_core.errors import RepositoryError
 
-_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
+_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_ATTR_NOSYSTEM": "1"}  # fmt: skip
+# variables that would change what git prints or which paths a pathspec names
+_DROPPED = (
+    "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_DIFF_PATH_COUNTER", "GIT_DIFF_PATH_TOTAL",
+    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS", "GIT_ATTR_SOURCE",
+)  # fmt: skip
+# config that a user, a tool or a repository can set and that changes git's output: given on
+# the command line, these win over every config file and GIT_CONFIG_PARAMETERS
+_CONFIG = (
+    "core.quotePath=false", "color.ui=false", "color.diff=false", "color.status=false",
+    "diff.noprefix=false", "diff.mnemonicPrefix=false", "diff.relative=false",
+    "diff.renames=true", "diff.renameLimit=1000", "diff.ignoreSubmodules=none",
+    "diff.orderFile=/dev/null", "core.autocrlf=false", "core.safecrlf=false", "core.eol=lf",
+    "core.fsmonitor=false", f"core.attributesFile={os.devnull}", "add.ignoreErrors=false",
+    "status.showUntrackedFiles=all", "status.renames=true",
+)  # fmt: skip
+CONFIG_ARGS = tuple(arg for item in _CONFIG for arg in ("-c", item))
+# the flags of every `git diff` Guard reads: raw, NUL-separated, whole-tree, no drivers
+DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", "-z")
 
 
-def git(repo: Path, *args: str, check: bool = True, binary: bool = False) -> str | bytes:
-    """Run ``git -C repo args``; raise :class:`RepositoryError` with git's message on failure."""
-    env = {**os.environ, **_ENV}
+def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment git runs in: the user's (GIT_DIR and the like hold), without what
+    would change its output."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    return {**env, **_ENV, **(extra or {})}
+
+
+def git(
+    repo: Path,
+    *args: str,
+    check: bool = True,
+    binary: bool = False,
+    env: dict[str, str] | None = None,
+) -> str | bytes:
+    """Run ``git -C repo args`` with a hardened config and environment (``env`` adds
+    variables); raise :class:`RepositoryError` with git's message on failure."""
     try:
         proc = subprocess.run(
-            ["git", "-C", str(repo), "-c", "core.quotepath=off", *args],
+            ["git", "-C", str(repo), *CONFIG_ARGS, *args],
             capture_output=True,
-            env=env,
+            env=git_env(env),
             check=False,
             timeout=120,
         )

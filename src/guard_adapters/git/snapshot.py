@@ -8,32 +8,18 @@ unchanged files), written as a tree, and wrapped in a commit whose parent is HEA
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
 from guard_adapters.git.diff import STATE_DIR
 from guard_adapters.git.repo import git, head_sha
-from guard_core.errors import RepositoryError
 
 EVIDENCE_REF = "refs/guard/evidence"
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "guard", "GIT_AUTHOR_EMAIL": "guard@localhost",
     "GIT_COMMITTER_NAME": "guard", "GIT_COMMITTER_EMAIL": "guard@localhost",
 }  # fmt: skip
-
-
-def _git_env(repo: Path, env: dict[str, str], *args: str) -> str:
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=120,
-        env={**os.environ, "LC_ALL": "C", **env},
-    )  # fmt: skip
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip()
-        raise RepositoryError(f"git {args[0]} failed in {repo}: {message}")
-    return proc.stdout.decode("utf-8", "surrogateescape").strip()
 
 
 def working_tree_id(repo: Path) -> str:
@@ -46,8 +32,8 @@ def working_tree_id(repo: Path) -> str:
         if index.exists():
             shutil.copy2(index, scratch)  # its mtime too: git tells racily clean entries by it
         env = {"GIT_INDEX_FILE": str(scratch)}
-        _git_env(repo, env, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}")
-        return _git_env(repo, env, "write-tree")
+        git(repo, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}", env=env)
+        return str(git(repo, "write-tree", env=env)).strip()
 
 
 def snapshot_commit(repo: Path, tree: str) -> str:
@@ -55,7 +41,8 @@ def snapshot_commit(repo: Path, tree: str) -> str:
     head = head_sha(repo)
     if str(git(repo, "rev-parse", f"{head}^{{tree}}")).strip() == tree:
         return head
-    sha = _git_env(repo, _IDENTITY, "commit-tree", "--no-gpg-sign", tree, "-p", head,
-                   "-m", "guard: evidence snapshot of the working tree")  # fmt: skip
-    _git_env(repo, {}, "update-ref", EVIDENCE_REF, sha)
+    message = "guard: evidence snapshot of the working tree"
+    out = git(repo, "commit-tree", "--no-gpg-sign", tree, "-p", head, "-m", message, env=_IDENTITY)
+    sha = str(out).strip()
+    git(repo, "update-ref", EVIDENCE_REF, sha)
     return sha

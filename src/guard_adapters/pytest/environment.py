@@ -21,9 +21,23 @@ _PROBE = (
 )
 
 
-@functools.lru_cache(maxsize=16)
+def _interpreter_key(python: str | None) -> str:
+    """The interpreter's path and modification time: a recreated virtualenv is another one."""
+    path = os.path.abspath(python or sys.executable)
+    try:
+        return f"{path}:{os.lstat(path).st_mtime_ns}"
+    except OSError:
+        return f"{path}:-"
+
+
 def _site_info(python: str | None) -> tuple[str, list[str]]:
-    """Version and site-packages folders of an interpreter (asked once per process)."""
+    """Version and site-packages folders of an interpreter (asked once per process and
+    version of the interpreter)."""
+    return _site_info_of(python, _interpreter_key(python))
+
+
+@functools.lru_cache(maxsize=16)
+def _site_info_of(python: str | None, key: str) -> tuple[str, list[str]]:
     # compare the paths themselves: every virtualenv's python links to the same binary
     if not python or os.path.abspath(python) == os.path.abspath(sys.executable):
         import site
@@ -44,7 +58,7 @@ def fingerprint(python: str | None) -> str:
     Listing the dist-info folders is enough: their names carry the version, and it costs a
     directory read instead of importing package metadata.
     """
-    version, paths = _KNOWN.get(python or "") or _site_info(python)
+    version, paths = _KNOWN.get(_interpreter_key(python)) or _site_info(python)
     entries = []
     for path in paths:
         try:
@@ -64,15 +78,14 @@ def _remembered_site_info(python: str, cache: Path) -> None:
     """Seed :func:`_site_info` from ``cache`` (one file per state dir) so a CLI process does
     not start the target interpreter on every check; the entry is keyed by the interpreter's
     path and modification time."""
-    path = os.path.abspath(python)
+    key = _interpreter_key(python)
     try:
-        key = f"{path}:{os.lstat(path).st_mtime_ns}"
         data = json.loads(cache.read_text()) if cache.exists() else {}
     except (OSError, ValueError):
         return
     if key in data:
         version, paths = data[key]
-        _KNOWN[python] = (version, paths)
+        _KNOWN[key] = (version, paths)
         return
     try:
         data = {key: list(_site_info(python))}
@@ -82,7 +95,7 @@ def _remembered_site_info(python: str, cache: Path) -> None:
         return
 
 
-_KNOWN: dict[str, tuple[str, list[str]]] = {}
+_KNOWN: dict[str, tuple[str, list[str]]] = {}  # by _interpreter_key
 
 
 def environment_probe(settings: Settings) -> Callable[[], str | None]:
