@@ -32,7 +32,7 @@ from guard_core.model import (
     split_id,
 )
 from guard_core.ports import GraphStore, PolicyInput, Slicer, Vote
-from guard_core.safety import forces_run_all, hard_overrides, widen
+from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
 from guard_core.selection import (
     Selection,
     changed_source_files,
@@ -232,7 +232,7 @@ class Engine:
             selection.add_edges(self.store.repair_tests_of_callees(bodies), "repaired-callee")
         if s.widening:
             for region in cs.regions:
-                if region.dynamic_dispatch:
+                if region.dynamic_dispatch and needs_widening(region, data_input):
                     for test in self._tests_of([region.file]):
                         selection.add(test, Reason("dynamic-widening", region.id))
         overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))

@@ -7,7 +7,15 @@ from collections.abc import Sequence
 
 import attrs
 
-from guard_core.model import ChangeKind, Decision, FileRole, Override, Reason, RegionKind
+from guard_core.model import (
+    ChangedRegion,
+    ChangeKind,
+    Decision,
+    FileRole,
+    Override,
+    Reason,
+    RegionKind,
+)
 from guard_core.ports import PolicyInput
 
 RUN_ALL_OVERRIDES = frozenset(
@@ -62,7 +70,7 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
         out.append(Override("no_evidence", f"{fid} has no coverage evidence"))
     if data.widening:
         for r in cs.regions:
-            if r.dynamic_dispatch:
+            if r.dynamic_dispatch and needs_widening(r, data):
                 out.append(
                     Override(
                         "dynamic_widening",
@@ -70,6 +78,20 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
                     )
                 )
     return out
+
+
+def needs_widening(region: ChangedRegion, data: PolicyInput) -> bool:
+    """Whether a dynamic-dispatch region's change must widen to its module's tests: only where
+    its own evidence is incomplete (new, no edges, an edge below full confidence or not
+    verified at the base). With complete evidence, the tests that ran it are everyone it can
+    affect. The seed's policy always widens."""
+    if data.seed_policy or region.kind is ChangeKind.ADDED:
+        return True
+    edges = data.evidence.get(region.old_id or region.id, ())
+    if not edges:
+        return True
+    fresh = data.ingest.fresh_shas(data.head_sha)
+    return any(e.confidence < 1.0 or e.last_verified_sha not in fresh for e in edges)
 
 
 def widen(decision: Decision, proposal: Decision) -> Decision | None:
@@ -103,4 +125,7 @@ def widen(decision: Decision, proposal: Decision) -> Decision | None:
     )
 
 
-__all__ = ["RUN_ALL_OVERRIDES", "forces_run_all", "hard_overrides", "judged_ids", "widen"]
+__all__ = [
+    "RUN_ALL_OVERRIDES", "forces_run_all", "hard_overrides", "judged_ids", "needs_widening",
+    "widen",
+]  # fmt: skip

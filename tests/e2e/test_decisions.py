@@ -199,7 +199,9 @@ def test_a_deleted_test_is_flagged_and_not_run(guard: Guard) -> None:
     assert [f.kind for f in d.change_set.integrity] == ["tests-removed"]
 
 
-def test_dynamic_dispatch_widens_to_the_module_tests(guard: Guard) -> None:
+def test_dynamic_dispatch_with_complete_evidence_selects_its_covering_tests(
+    guard: Guard,
+) -> None:
     edit(
         guard,
         "pkg/core.py",
@@ -207,9 +209,23 @@ def test_dynamic_dispatch_widens_to_the_module_tests(guard: Guard) -> None:
         "return min(getattr(a, '__add__')(b), globals()['LIMIT'])",
     )
     d = decide(guard)
+    assert "dynamic_widening" not in [o.kind for o in d.overrides]
+    assert d.tests == (A + "test_add",)
+
+
+def test_dynamic_dispatch_widens_to_the_module_tests_under_the_seed_policy(guard: Guard) -> None:
+    edit(
+        guard,
+        "pkg/core.py",
+        "return min(a + b, LIMIT)",
+        "return min(getattr(a, '__add__')(b), globals()['LIMIT'])",
+    )
+    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    try:
+        d = literal.check()
+    finally:
+        literal.close()
     assert "dynamic_widening" in [o.kind for o in d.overrides]
-    widened = {t for t in d.tests if any(r.rule == "dynamic-widening" for r in d.reasons[t])}
-    assert A + "test_add" in d.tests and widened >= {A + "test_param", A + "test_template"}
 
 
 def test_unparsable_change_is_run_all(guard: Guard) -> None:
@@ -438,6 +454,10 @@ def test_widening_skips_tests_tied_to_the_module_only_by_import_time_code(
         assert shared == {"tests/test_find.py::test_find": True,
                           "tests/test_other.py::test_other": True}  # fmt: skip
         edit(g, "pkg/registry.py", "if i == name", "if getattr(i, '__' + 'eq__')(name)")
-        d = decide(g)
+        literal = Guard(attrs.evolve(g.settings, seed_policy=True), g.plugins)  # widens always
+        try:
+            d = literal.check()
+        finally:
+            literal.close()
         assert "dynamic_widening" in [o.kind for o in d.overrides]
         assert d.tests == ("tests/test_find.py::test_find",)

@@ -187,12 +187,25 @@ def test_plugins_cannot_narrow_a_decision() -> None:
     assert e.check().tests == (TESTS[0], TESTS[2])
 
 
-def test_dynamic_dispatch_widens_without_forcing_run_all() -> None:
-    d = engine(change(region(dynamic_dispatch=True))).check()
+def test_dynamic_dispatch_with_incomplete_evidence_widens_without_forcing_run_all() -> None:
+    st = store(edges=[CoverEdge(F, TESTS[0], confidence=0.5, last_verified_sha="base"),
+                      CoverEdge("pkg/a.py::h", TESTS[1], last_verified_sha="base")],
+               functions={**store().functions, "pkg/a.py::h": FunctionFacts(
+                   "pkg/a.py::h", "pkg/a.py", False, False)})  # fmt: skip
+    d = engine(change(region(dynamic_dispatch=True)), st).check()
     assert "dynamic_widening" in [o.kind for o in d.overrides]
     assert d.components.uncertain_ratio == 1.0
+    assert TESTS[1] in d.tests and d.level is not Level.RUN_ALL
+    plain = engine(change(region(dynamic_dispatch=True)), st, widening=False).check()
+    assert "dynamic_widening" not in [o.kind for o in plain.overrides]
+
+
+def test_dynamic_dispatch_with_complete_evidence_selects_its_covering_tests_only() -> None:
+    d = engine(change(region(dynamic_dispatch=True))).check()
+    assert d.overrides == () and d.tests == (TESTS[0], TESTS[2])
     assert d.trust == pytest.approx(0.8) and d.level is Level.SUBSET  # 0.5 + 0.3 + 0
-    assert engine(change(region(dynamic_dispatch=True)), widening=False).check().overrides == ()
+    seed = engine(change(region(dynamic_dispatch=True)), seed_policy=True).check()
+    assert "dynamic_widening" in [o.kind for o in seed.overrides]
 
 
 def test_empty_change_runs_nothing() -> None:

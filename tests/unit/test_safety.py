@@ -77,7 +77,7 @@ def test_two_plugins_adding_tests_both_stand() -> None:
 
 
 def test_a_proposal_that_drops_an_override_or_raises_trust_is_refused() -> None:
-    e = engine(change(region(dynamic_dispatch=True)))
+    e = engine(change(region(dynamic_dispatch=True)), seed_policy=True)
     base = e.check()
     assert base.overrides
     e.plugins = Adds(
