@@ -40,6 +40,10 @@ class Settings:
     # `guard run` re-measures what it ran and moves the evidence base to the tree it passed on;
     # None: only with the embedded server (a shared graph's base must exist in every clone)
     refresh_evidence: bool | None = None
+    # seconds to connect to the graph server and hear its first answer: a server that is down,
+    # silent or not FalkorDB costs at most this before the decision falls back to run-all
+    store_timeout: float = 5.0
+    store_query_timeout: float = 60.0  # seconds one query may take once the server answered
 
     @property
     def refreshes_evidence(self) -> bool:
@@ -62,8 +66,11 @@ _ENV = {
     "GUARD_MIN_CONFIDENCE": "min_confidence",
     "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
     "GUARD_REFRESH_EVIDENCE": "refresh_evidence",
+    "GUARD_STORE_TIMEOUT": "store_timeout",
+    "GUARD_STORE_QUERY_TIMEOUT": "store_query_timeout",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
+_SECONDS = {"store_timeout", "store_query_timeout"}
 _BOOLS = {
     "use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence",
     "refresh_evidence",
@@ -98,6 +105,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if not 0.0 <= number <= 1.0:
                 raise ValueError("must be within [0, 1]")
             return number
+        if name in _SECONDS:
+            seconds = float(value)
+            if not 0.0 < seconds < float("inf"):
+                raise ValueError("must be a positive number of seconds")
+            return seconds
         if name in _BOOLS:
             if isinstance(value, bool):
                 return value
