@@ -36,11 +36,18 @@ def run_checks(repo: Path) -> Iterator[Check]:
         yield Check("commits", False, exc.message, "commit once")
         return
     try:
-        ws = open_guard(root)
+        ws = open_guard(root, read_only=True, warn=False)
     except GuardError as exc:
         yield Check("configuration", False, exc.message, exc.hint or "")
         return
-    yield Check("configuration", True, "[tool.guard] and GUARD_* read")
+    if ws.settings.config_problems:
+        problems = "; ".join(ws.settings.config_problems)
+        yield Check(
+            "configuration", False, f"{problems}; the checks below use the defaults",
+            "fix pyproject.toml or the GUARD_* variable",
+        )  # fmt: skip
+    else:
+        yield Check("configuration", True, "[tool.guard] and GUARD_* read")
     with ws:
         mode = (
             "server " + ws.settings.falkordb_url.split("@")[-1]

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import click
+
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.git.repo import repo_root
 from guard_core.api import Guard
@@ -15,9 +17,13 @@ from guard_core.errors import RepositoryError
 from guard_core.plugins import Plugins
 
 
-def load(repo: str | Path, **overrides: Any) -> Settings:
+def load(
+    repo: str | Path, *, read_only: bool = False, warn: bool = True, **overrides: Any
+) -> Settings:
     """Settings for the repository containing ``repo`` (its git top level when there is one);
-    ``None`` overrides are ignored."""
+    ``None`` overrides are ignored. ``read_only`` commands go on past a broken pyproject.toml
+    or ``GUARD_*`` value with the defaults, after one warning line on stderr (unless not
+    ``warn``); the others refuse it (ConfigError)."""
     path = Path(repo).expanduser().resolve()
     try:
         path = repo_root(path)
@@ -25,11 +31,18 @@ def load(repo: str | Path, **overrides: Any) -> Settings:
         if not path.is_dir():
             raise
     given = {k: v for k, v in overrides.items() if v is not None}
-    return load_settings(path, os.environ, **given)
+    settings = load_settings(path, os.environ, tolerant=read_only, **given)
+    if warn and settings.config_problems:
+        problems = "; ".join(" ".join(p.split()) for p in settings.config_problems)
+        message = f"guard: warning: {problems}; going on with the defaults"
+        click.secho(message, fg="yellow", err=True)
+    return settings
 
 
-def open_guard(repo: str | Path, **overrides: Any) -> Guard:
-    settings = load(repo, **overrides)
+def open_guard(
+    repo: str | Path, *, read_only: bool = False, warn: bool = True, **overrides: Any
+) -> Guard:
+    settings = load(repo, read_only=read_only, warn=warn, **overrides)
     return Guard(settings, Plugins.for_settings(settings))
 
 

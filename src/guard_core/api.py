@@ -76,6 +76,8 @@ class Guard:
         self.plugins = plugins
         self._store: GraphStore | None = None
         self._engine: Engine | None = None
+        self._store_failure: StoreError | None = None  # set only while one run() lasts
+        self._in_run = False
 
     @classmethod
     def open(
@@ -94,22 +96,30 @@ class Guard:
     @property
     def store(self) -> GraphStore:
         if self._store is None:
-            self._store = self.plugins.store(self.settings)
+            if self._store_failure is not None:
+                raise self._store_failure
+            try:
+                self._store = self.plugins.store(self.settings)
+            except StoreError as exc:
+                if self._in_run:  # one run waits for an unreachable server once, not per step
+                    self._store_failure = exc
+                raise
         return self._store
 
     @property
     def engine(self) -> Engine:
         if self._engine is None:
+            store = self.store
             if self.settings.python is None:  # test with the interpreter the evidence came from
                 try:
-                    recorded = self.store.ingest_info().python
+                    recorded = store.ingest_info().python
                 except GuardError:
                     recorded = None
                 if recorded:
                     self.settings = attrs.evolve(self.settings, python=recorded)
             self._engine = Engine(
                 self.settings,
-                self.store,
+                store,
                 self.plugins.slicer(self.settings),
                 self.plugins.trust_policies(self.settings),
                 plugins=self.plugins,
@@ -141,6 +151,14 @@ class Guard:
 
         ``stream`` shows pytest's output live; past ``timeout`` seconds pytest is stopped and
         :class:`~guard_core.errors.RunnerError` raised."""
+        self._in_run = True
+        try:
+            return self._run(base, stream=stream, timeout=timeout)
+        finally:
+            self._in_run = False
+            self._store_failure = None
+
+    def _run(self, base: str | None, *, stream: bool, timeout: float | None) -> RunReport:
         with contextlib.suppress(GuardError):
             self.engine  # noqa: B018 - settles the interpreter (the evidence's) first
         runner = self.plugins.runner(self.settings)

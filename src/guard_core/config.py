@@ -40,6 +40,12 @@ class Settings:
     # `guard run` re-measures what it ran and moves the evidence base to the tree it passed on;
     # None: only with the embedded server (a shared graph's base must exist in every clone)
     refresh_evidence: bool | None = None
+    # seconds to connect to the graph server and hear its first answer: a server that is down,
+    # silent or not FalkorDB costs at most this before the decision falls back to run-all
+    store_timeout: float = 5.0
+    store_query_timeout: float = 60.0  # seconds one query may take once the server answered
+    # what a tolerant load (read-only commands) skipped: the broken file, key or variable
+    config_problems: tuple[str, ...] = ()
 
     @property
     def refreshes_evidence(self) -> bool:
@@ -62,15 +68,18 @@ _ENV = {
     "GUARD_MIN_CONFIDENCE": "min_confidence",
     "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
     "GUARD_REFRESH_EVIDENCE": "refresh_evidence",
+    "GUARD_STORE_TIMEOUT": "store_timeout",
+    "GUARD_STORE_QUERY_TIMEOUT": "store_query_timeout",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
+_SECONDS = {"store_timeout", "store_query_timeout"}
 _BOOLS = {
     "use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence",
     "refresh_evidence",
 }  # fmt: skip
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}
-_FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo"}
+_FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo", "config_problems"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
@@ -98,6 +107,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if not 0.0 <= number <= 1.0:
                 raise ValueError("must be within [0, 1]")
             return number
+        if name in _SECONDS:
+            seconds = float(value)
+            if not 0.0 < seconds < float("inf"):
+                raise ValueError("must be a positive number of seconds")
+            return seconds
         if name in _BOOLS:
             if isinstance(value, bool):
                 return value
@@ -119,25 +133,52 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
 
 
 def load_settings(
-    repo: str | Path, env: Mapping[str, str] | None = None, **overrides: Any
+    repo: str | Path,
+    env: Mapping[str, str] | None = None,
+    *,
+    tolerant: bool = False,
+    **overrides: Any,
 ) -> Settings:
-    """Build the settings for ``repo``; later sources win: pyproject, environment, overrides."""
+    """Build the settings for ``repo``; later sources win: pyproject, environment, overrides.
+
+    ``tolerant`` (for commands that only read): a pyproject.toml that does not parse, or a
+    ``[tool.guard]`` key or ``GUARD_*`` variable that is unknown or invalid, is skipped (the
+    default stands) and described in ``config_problems`` instead of raising ConfigError.
+    Explicit overrides are never skipped."""
     root = Path(repo).expanduser().resolve()
     values: dict[str, Any] = {}
-    for name, value in _read_pyproject(root).items():
-        if name not in _FIELDS:
-            raise ConfigError(
-                f"unknown key {name!r} in [tool.guard] of {root / 'pyproject.toml'}",
-                hint=f"known keys: {', '.join(sorted(_FIELDS))}",
-            )
-        values[name] = _coerce(name, value, "[tool.guard]")
+    problems: list[str] = []
+
+    def tolerate(exc: ConfigError) -> None:
+        if not tolerant:
+            raise exc
+        problems.append(exc.message)
+
+    try:
+        table = _read_pyproject(root)
+    except ConfigError as exc:
+        tolerate(exc)
+        table = {}
+    for name, value in table.items():
+        try:
+            if name not in _FIELDS:
+                raise ConfigError(
+                    f"unknown key {name!r} in [tool.guard] of {root / 'pyproject.toml'}",
+                    hint=f"known keys: {', '.join(sorted(_FIELDS))}",
+                )
+            values[name] = _coerce(name, value, f"[tool.guard] of {root / 'pyproject.toml'}")
+        except ConfigError as exc:
+            tolerate(exc)
     for var, name in _ENV.items():
         if env is not None and var in env:
             raw = env[var]
-            if name == "plugin_autoload":
-                values[name] = not _coerce(name, raw, var)
-            elif raw != "":
-                values[name] = _coerce(name, raw, var)
+            try:
+                if name == "plugin_autoload":
+                    values[name] = not _coerce(name, raw, var)
+                elif raw != "":
+                    values[name] = _coerce(name, raw, var)
+            except ConfigError as exc:
+                tolerate(exc)
     for name, value in overrides.items():
         if name not in _FIELDS:
             raise ConfigError(f"unknown setting {name!r}")
@@ -145,5 +186,8 @@ def load_settings(
             values[name] = _coerce(name, value, "arguments")
     settings = Settings(repo=root, **values)
     if settings.medium_threshold > settings.subset_threshold:
-        raise ConfigError("medium_threshold must not exceed subset_threshold")
-    return settings
+        tolerate(ConfigError("medium_threshold must not exceed subset_threshold"))
+        values.pop("medium_threshold", None)
+        values.pop("subset_threshold", None)
+        settings = Settings(repo=root, **values)
+    return attrs.evolve(settings, config_problems=tuple(problems))

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
+import redis
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
@@ -98,3 +102,69 @@ def test_broken_binary_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monk
     )
     with pytest.raises(StoreUnavailable, match="exited with code 3: bad binary"):
         EmbeddedServer(tmp_path / "s").ensure_running()
+
+
+def test_stop_waits_for_the_start_lock(server: EmbeddedServer) -> None:
+    server.ensure_running()
+    pid = server.pid()
+    with open(server.lock_file, "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a starter is at work
+        stopper = threading.Thread(target=server.stop)
+        stopper.start()
+        stopper.join(1.0)
+        assert stopper.is_alive(), "stop() went ahead under another process's start lock"
+        assert server.pid() == pid and server.socket.exists()
+        fcntl.flock(held, fcntl.LOCK_UN)
+    stopper.join(30)
+    assert not stopper.is_alive() and server.pid() is None
+
+
+def test_a_server_that_answers_nobody_for_a_while_is_waited_for(server: EmbeddedServer) -> None:
+    server.ensure_running()
+    pid = server.pid()
+    admin = redis.Redis(unix_socket_path=str(server.socket))
+    admin.execute_command("CLIENT", "PAUSE", 5000, "ALL")
+    admin.close()
+    started = time.monotonic()
+    EmbeddedServer(server.data_dir.parent).ensure_running()
+    assert time.monotonic() - started > 3.0
+    assert server.pid() == pid, "a busy server was killed and restarted"
+
+
+class SlowLoading(EmbeddedServer):
+    """The real server, loading its data slowly; silent while it loads unless it processes
+    events every ``events_bytes``."""
+
+    def __init__(self, state_dir: Path, events_bytes: int | None) -> None:
+        super().__init__(state_dir)
+        self.events_bytes = events_bytes
+
+    def _server_args(self, server: str, module: str) -> list[str]:
+        extra = ["--key-load-delay", "20000"]  # microseconds per key
+        if self.events_bytes is not None:
+            extra += ["--loading-process-events-interval-bytes", str(self.events_bytes)]
+        return [*super()._server_args(server, module), *extra]
+
+
+@pytest.mark.parametrize("events_bytes", [None, 1024], ids=["silent", "answers-loading"])
+def test_a_server_loading_its_graph_is_waited_for_not_restarted(
+    server: EmbeddedServer, events_bytes: int | None
+) -> None:
+    server.ensure_running()
+    client = redis.Redis(unix_socket_path=str(server.socket))
+    for i in range(250):  # 250 keys at 20 ms each: 5 s to load
+        client.set(f"k{i}", "x" * 2048)
+    client.close()
+    assert server.stop()
+    SlowLoading(server.data_dir.parent, events_bytes)._launch()  # its starter went away
+    deadline = time.monotonic() + 5
+    while (pid := server.pid()) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert pid is not None
+    url = EmbeddedServer(server.data_dir.parent).ensure_running()
+    assert server.pid() == pid, "a loading server was killed and restarted"
+    client = redis.Redis.from_url(url)
+    try:
+        assert client.get("k249") == b"x" * 2048  # loaded: no LOADING error
+    finally:
+        client.close()

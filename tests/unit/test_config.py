@@ -58,3 +58,28 @@ def test_bad_config_is_a_clear_error(tmp_path: Path, toml: str, message: str) ->
 def test_bad_env_value(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="GUARD_MIN_CONFIDENCE"):
         load_settings(tmp_path, {"GUARD_MIN_CONFIDENCE": "high"})
+
+
+def test_store_timeouts_are_positive_seconds(tmp_path: Path) -> None:
+    s = load_settings(tmp_path, {})
+    assert 0 < s.store_timeout <= 5 and s.store_query_timeout >= s.store_timeout
+    write(tmp_path, "[tool.guard]\nstore-timeout = 2\n")
+    s = load_settings(tmp_path, {"GUARD_STORE_QUERY_TIMEOUT": "7.5"})
+    assert (s.store_timeout, s.store_query_timeout) == (2.0, 7.5)
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        with pytest.raises(ConfigError, match="store_timeout"):
+            load_settings(tmp_path, {"GUARD_STORE_TIMEOUT": bad})
+
+
+def test_a_tolerant_load_skips_what_is_broken_and_says_so(tmp_path: Path) -> None:
+    write(tmp_path, '[tool.guard]\ngraph = "kept"\nnope = 1\nmin-confidence = "x"\n')
+    with pytest.raises(ConfigError, match="unknown key 'nope'"):
+        load_settings(tmp_path, {})
+    s = load_settings(tmp_path, {"GUARD_SUBSET_THRESHOLD": "2"}, tolerant=True)
+    assert (s.graph, s.min_confidence, s.subset_threshold) == ("kept", 0.0, 0.8)
+    assert len(s.config_problems) == 3
+    write(tmp_path, "[tool.guard\n")
+    s = load_settings(tmp_path, {}, tolerant=True)
+    assert s.graph is None and "cannot read" in s.config_problems[0]
+    with pytest.raises(ConfigError, match="unknown setting"):
+        load_settings(tmp_path, {}, tolerant=True, nope=1)

@@ -18,12 +18,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from guard_adapters.files import locked, read_text, write_atomic
 from guard_adapters.git.repo import DIFF_FLAGS, git
 from guard_core.api import Guard, RunReport
 from guard_core.errors import GuardError, RunnerError
 from guard_core.model import Decision, IntegrityFlag
 
 STATE_FILE = "hook-claude.json"
+LOCK_FILE = "hook-claude.lock"
 MAX_LISTED = 10
 
 
@@ -51,6 +53,7 @@ class HookState:
 
     def __init__(self, guard_dir: Path) -> None:
         self.path = guard_dir / STATE_FILE
+        self.lock_file = guard_dir / LOCK_FILE
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -62,13 +65,14 @@ class HookState:
         return self._load().get(session)
 
     def remember(self, session: str, tree: str | None) -> None:
-        data = self._load()
-        if tree is None:
-            data.pop(session, None)
-        else:
-            data[session] = tree
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(data), encoding="utf-8")
+        """Hooks of several sessions may stop at once: each update holds the lock."""
+        with locked(self.lock_file):
+            data = self._load()
+            if tree is None:
+                data.pop(session, None)
+            else:
+                data[session] = tree
+            write_atomic(self.path, json.dumps(data))
 
 
 def integrity_lines(flags: tuple[IntegrityFlag, ...]) -> list[str]:
@@ -150,20 +154,46 @@ def stop_hook(
 HOOK_COMMAND = "hook claude-stop"
 
 
+def _stop_groups(data: object, path: Path) -> list[dict[str, Any]]:
+    """The ``hooks.Stop`` list of parsed settings, created when missing; a shape Claude Code
+    would not read either is refused rather than repaired."""
+
+    def refuse(what: str) -> GuardError:
+        return GuardError(
+            f"{path}: {what}; not touching it",
+            hint="fix it as Claude Code's hooks documentation shows, then run `guard init`",
+        )
+
+    if not isinstance(data, dict):
+        raise refuse("the settings are not a JSON object")
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise refuse('"hooks" is not an object')
+    groups = hooks.setdefault("Stop", [])
+    if not isinstance(groups, list) or not all(
+        isinstance(group, dict)
+        and isinstance(group.get("hooks", []), list)
+        and all(isinstance(hook, dict) for hook in group.get("hooks", []))
+        for group in groups
+    ):
+        raise refuse('"hooks.Stop" is not a list of {"hooks": [{...}, ...]} groups')
+    return groups
+
+
 def merge_settings(path: Path, command: str, timeout: int) -> bool:
     """Add Guard's Stop hook to ``.claude/settings.json``, keeping every other setting and
-    hook; True when the file changed."""
-    data: dict[str, Any] = {}
-    if path.exists():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except ValueError as exc:
-            raise GuardError(
-                f"{path} is not valid JSON ({exc}); not touching it",
-                hint="fix the file, then run `guard init` again",
-            ) from exc
+    hook; True when the file changed. A file that cannot be read as settings is left as it
+    is (GuardError)."""
+    text = read_text(path)
+    try:
+        data = json.loads(text or "{}")
+    except ValueError as exc:
+        raise GuardError(
+            f"{path} is not valid JSON ({exc}); not touching it",
+            hint="fix the file, then run `guard init` again",
+        ) from exc
     entry = {"type": "command", "command": command, "timeout": timeout}
-    groups = data.setdefault("hooks", {}).setdefault("Stop", [])
+    groups = _stop_groups(data, path)
     for group in groups:
         for hook in group.get("hooks", []):
             if HOOK_COMMAND in str(hook.get("command", "")):
@@ -177,6 +207,5 @@ def merge_settings(path: Path, command: str, timeout: int) -> bool:
         break
     else:
         groups.append({"hooks": [entry]})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
     return True

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from guard_adapters.files import read_text, write_atomic
+
 BEGIN = "<!-- guard:begin -->"
 END = "<!-- guard:end -->"
 
@@ -35,7 +37,7 @@ alwaysApply: true
 
 def upsert_section(path: Path, section: str = SECTION, header: str = "") -> bool:
     """Write Guard's section into ``path`` (replacing an older one); True when it changed."""
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    old = read_text(path)
     pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.DOTALL)
     if pattern.search(old):
         new = pattern.sub(lambda _: section, old, count=1)
@@ -45,8 +47,7 @@ def upsert_section(path: Path, section: str = SECTION, header: str = "") -> bool
         new = header + section
     if new == old:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(new, encoding="utf-8")
+    write_atomic(path, new)
     return True
 
 

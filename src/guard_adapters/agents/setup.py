@@ -16,6 +16,7 @@ import attrs
 
 from guard_adapters.agents.claude import HOOK_COMMAND, merge_settings
 from guard_adapters.agents.instructions import write_agents_md, write_cursor_rule
+from guard_adapters.files import read_text, write_atomic
 from guard_core.errors import GuardError
 
 AGENTS = ("claude", "codex", "cursor", "opencode")
@@ -43,14 +44,12 @@ def guard_command() -> str:
 
 def ignore_guard_dir(repo: Path) -> bool:
     gitignore = repo / ".gitignore"
-    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    text = read_text(gitignore)
     if any(
         line.strip() in (".guard", ".guard/", "/.guard", "/.guard/") for line in text.splitlines()
     ):
         return False
-    gitignore.write_text(
-        text + ("" if not text or text.endswith("\n") else "\n") + ".guard/\n", encoding="utf-8"
-    )
+    write_atomic(gitignore, text + ("" if not text or text.endswith("\n") else "\n") + ".guard/\n")
     return True
 
 

@@ -216,7 +216,7 @@ def with_ablations(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _ablation_settings(
     no_confidence: bool, no_widening: bool, seed_policy: bool, no_lines: bool
-) -> dict[str, bool | None]:
+) -> dict[str, Any]:
     return {
         "use_confidence": False if no_confidence else None,
         "widening": False if no_widening else None,
@@ -273,7 +273,7 @@ def check_cmd(
     from guard_adapters.workspace import open_guard
 
     ablation = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    with open_guard(repo, **ablation) as g:
+    with open_guard(repo, read_only=True, **ablation) as g:
         decision = g.check(base)
     if as_json:
         emit_json(decision.to_json())
@@ -347,7 +347,7 @@ def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
     """Tests that executed FUNCTION_ID, most confident first (exit 2: not in the graph)."""
     from guard_adapters.workspace import open_guard
 
-    with open_guard(repo) as g:
+    with open_guard(repo, read_only=True) as g:
         edges = g.covering_tests(function_id)
     if as_json:
         emit_json([{"test": e.test, "confidence": e.confidence, "source": e.source,
@@ -373,7 +373,7 @@ def callers_cmd(
     """Functions that reach FUNCTION_ID through static calls (exit 2: not in the graph)."""
     from guard_adapters.workspace import open_guard
 
-    with open_guard(repo) as g:
+    with open_guard(repo, read_only=True) as g:
         callers = g.callers(function_id, hops, min_confidence)
     if as_json:
         emit_json(

@@ -80,7 +80,7 @@ def stats(repo: Path, as_json: bool) -> None:
     from guard_adapters.falkordb.plugin import graph_name
     from guard_adapters.workspace import open_guard
 
-    with open_guard(repo) as ws:
+    with open_guard(repo, read_only=True) as ws:
         counts = ws.store.stats().as_dict()
         info = ws.store.ingest_info()
     if as_json:
@@ -117,7 +117,7 @@ def server_status(repo: Path) -> None:
     """Whether the embedded server runs, and where."""
     from guard_adapters.workspace import embedded_server, load
 
-    settings = load(repo)
+    settings = load(repo, read_only=True)
     if settings.falkordb_url:
         click.echo("server mode: GUARD_FALKORDB_URL is set; no embedded server is used")
         return
@@ -140,7 +140,7 @@ def server_stop(repo: Path) -> None:
     from guard_adapters.cli.worker import stop_worker
     from guard_adapters.workspace import embedded_server, load
 
-    settings = load(repo)
+    settings = load(repo, read_only=True)
     stop_worker(settings.guard_dir)
     stopped = embedded_server(settings).stop()
     click.echo("embedded FalkorDB stopped" if stopped else "embedded FalkorDB was not running")

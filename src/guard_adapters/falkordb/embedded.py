@@ -4,6 +4,7 @@ socket under the repository's ``.guard/`` folder, one per repository (guarded by
 from __future__ import annotations
 
 import contextlib
+import enum
 import fcntl
 import hashlib
 import os
@@ -27,6 +28,7 @@ log = get_logger("guard.falkordb")
 # sun_path is 108 bytes on Linux, 104 on macOS; leave room for the terminating NUL.
 _MAX_SOCKET_PATH = 100
 _START_TIMEOUT_S = 120.0  # loading a large persisted graph takes a while
+_LISTEN_GRACE_S = 10.0  # a live server of ours gets this long to open its socket
 
 
 def _binaries() -> tuple[str, str]:
@@ -47,6 +49,13 @@ def _client(socket: Path, timeout: float) -> redis.Redis:
     )
 
 
+class _State(enum.Enum):
+    DOWN = "down"  # no socket, or nothing accepts on it
+    BUSY = "busy"  # accepts but does not answer in time
+    LOADING = "loading"
+    READY = "ready"
+
+
 @attrs.frozen
 class ServerStatus:
     """What ``guard server status`` reports."""
@@ -60,7 +69,8 @@ class ServerStatus:
 class EmbeddedServer:
     """Lifecycle of the embedded server of one state directory."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, ready_timeout: float = _START_TIMEOUT_S) -> None:
+        self.ready_timeout = ready_timeout
         self.data_dir = (state_dir / "falkordb").resolve()
         self.pid_file = self.data_dir / "redis.pid"
         self.lock_file = self.data_dir / "start.lock"
@@ -97,13 +107,25 @@ class EmbeddedServer:
         return pid
 
     def ping(self) -> bool:
+        """Whether the server answers (it may still be loading the graph)."""
+        return self._state() in (_State.READY, _State.LOADING)
+
+    def _state(self, timeout: float = 2.0) -> _State:
+        """Whether the server answers, and whether it has finished loading the graph (PING
+        answers while it loads; queries do not)."""
         if not self.socket.exists():
-            return False
-        client = _client(self.socket, 2.0)
+            return _State.DOWN
+        client = _client(self.socket, timeout)
         try:
-            return bool(client.ping())
+            client.ping()
+            loading = client.info("persistence").get("loading")
+            return _State.LOADING if str(loading) == "1" else _State.READY
+        except redis.BusyLoadingError:
+            return _State.LOADING
+        except (redis.TimeoutError, TimeoutError):
+            return _State.BUSY
         except (redis.RedisError, OSError):
-            return False
+            return _State.DOWN
         finally:
             client.close()
 
@@ -136,24 +158,57 @@ class EmbeddedServer:
         """Start the server unless one already answers; return its URL.
 
         Concurrent callers (several agents, hooks and CLIs on one repository) serialise on a file
-        lock, so at most one server is ever started per state directory.
+        lock, so at most one server is ever started per state directory. A server of ours that
+        is alive but loading its graph, or too busy to answer, is waited for (at most
+        ``ready_timeout`` seconds), never killed: a restart would only load the graph again.
         """
-        if self.pid() is not None and self.ping():
+        if self.pid() is not None and self._state() is _State.READY:
             return self.url
         with self._locked():
-            if self.pid() is not None and self.ping():
-                return self.url
-            self._start()
+            if self.pid() is None or not self._listens():
+                self._launch()
+            state = self._wait(self.ready_timeout, until_not=None)
+            if state is not _State.READY:
+                raise self._not_ready(state)
         return self.url
 
-    def _start(self) -> None:
-        server, module = _binaries()
-        stale = self.pid()
-        if stale is not None:  # alive but not answering: a wedged server of ours
-            self._terminate(stale)
-        with contextlib.suppress(FileNotFoundError):
-            self.socket.unlink()
-        args = [
+    def _listens(self) -> bool:
+        """Whether the live server opens its socket soon: one starting up does, one whose
+        socket file is gone never will."""
+        return self._wait(_LISTEN_GRACE_S, until_not=_State.DOWN) is not _State.DOWN
+
+    def _wait(self, timeout: float, until_not: _State | None) -> _State:
+        """Poll until the server is ready (or, with ``until_not``, leaves that state), the
+        process is gone, or ``timeout`` passes; the last state seen."""
+        started = time.monotonic()
+        deadline = started + timeout
+        while True:
+            left = deadline - time.monotonic()
+            state = self._state(timeout=min(2.0, max(0.1, left)))
+            if state is _State.READY or (until_not is not None and state is not until_not):
+                return state
+            # a daemon just launched writes its pid file a moment later
+            gone = state is _State.DOWN and time.monotonic() - started > 5 and self.pid() is None
+            if gone or time.monotonic() >= deadline:
+                return state
+            time.sleep(0.02)
+
+    def _not_ready(self, state: _State) -> StoreUnavailable:
+        pid = self.pid()
+        if pid is None:
+            return StoreUnavailable(
+                f"the embedded FalkorDB exited before it answered on {self.socket}",
+                hint=f"see {self.log_file}",
+            )
+        doing = {_State.LOADING: "is still loading its graph", _State.BUSY: "does not answer"}
+        return StoreUnavailable(
+            f"the embedded FalkorDB (pid {pid}) {doing.get(state, 'does not listen')} "
+            f"after {self.ready_timeout:.0f}s",
+            hint=f"wait and retry, or `guard server stop` to stop it; see {self.log_file}",
+        )
+
+    def _server_args(self, server: str, module: str) -> list[str]:
+        return [
             server,
             "--port", "0",
             "--unixsocket", str(self.socket),
@@ -169,8 +224,20 @@ class EmbeddedServer:
             "--logfile", str(self.log_file),
             "--loadmodule", module,
         ]  # fmt: skip
+
+    def _launch(self) -> None:
+        """Start the daemon (it may still be loading the graph when this returns)."""
+        server, module = _binaries()
+        stale = self.pid()
+        if stale is not None:  # alive but unreachable (its socket is gone): it can never answer
+            self._terminate(stale)
+        with contextlib.suppress(FileNotFoundError):
+            self.socket.unlink()
         try:
-            proc = subprocess.run(args, capture_output=True, text=True, timeout=30, check=False)
+            proc = subprocess.run(
+                self._server_args(server, module),
+                capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise StoreUnavailable(
                 f"cannot start the embedded FalkorDB ({server}): {exc}",
@@ -182,25 +249,22 @@ class EmbeddedServer:
                 f"{(proc.stderr or proc.stdout).strip()[-500:]}",
                 hint=f"see {self.log_file}",
             )
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.ping():
-                log.debug("embedded_started", socket=str(self.socket), pid=self.pid())
-                return
-            time.sleep(0.01)
-        pid = self.pid()
-        if pid is not None:
-            self._terminate(pid)
-        raise StoreUnavailable(
-            f"the embedded FalkorDB did not answer on {self.socket} within {_START_TIMEOUT_S:.0f}s",
-            hint=f"see {self.log_file}",
-        )
 
     def stop(self, timeout: float = 15.0) -> bool:
-        """Stop this directory's server (saving the graph); False when none was running."""
-        pid = self.pid()
-        if pid is None:
+        """Stop this directory's server (saving the graph); False when none was running.
+
+        Holds the start lock, so it never removes the socket of a server that a concurrent
+        starter has just brought up."""
+        if self.pid() is None:
             return False
+        with self._locked():
+            pid = self.pid()
+            if pid is None:
+                return False
+            self._shutdown(pid, timeout)
+        return True
+
+    def _shutdown(self, pid: int, timeout: float) -> None:
         client = _client(self.socket, timeout)
         try:
             client.shutdown(save=True)
@@ -212,7 +276,6 @@ class EmbeddedServer:
             self._terminate(pid)
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
-        return True
 
     def _terminate(self, pid: int) -> None:
         with contextlib.suppress(ProcessLookupError):

@@ -8,10 +8,13 @@ from typing import Any
 
 import redis
 from falkordb import FalkorDB
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from guard_adapters.falkordb.codec import decode_lines, encode_lines
 from guard_adapters.falkordb.schema import BATCH, INDEXES, META_KEY, SCHEMA_VERSION
 from guard_core.errors import (
+    GuardError,
     SchemaMismatch,
     StoreError,
     StoreUnavailable,
@@ -32,20 +35,38 @@ from guard_core.ports import Caller, FunctionFacts
 log = get_logger("guard.falkordb")
 
 
+_URL_HINT = "check GUARD_FALKORDB_URL, or unset it to use the embedded server"
+
+
 @contextlib.contextmanager
 def translate_errors(where: str) -> Iterator[None]:
-    """Turn redis and socket errors into the ``guard_core.errors`` tree."""
+    """Turn whatever the redis client raises (timeouts, refused or dropped connections, replies
+    that are not FalkorDB's) into the ``guard_core.errors`` tree."""
     try:
         yield
-    except (redis.ConnectionError, redis.TimeoutError, ConnectionError, OSError) as exc:
+    except GuardError:
+        raise
+    except redis.AuthenticationError as exc:
+        raise StoreUnavailable(f"FalkorDB refused the credentials ({where}): {exc}") from exc
+    except (redis.TimeoutError, TimeoutError) as exc:
         raise StoreUnavailable(
-            f"FalkorDB is unreachable ({where}): {exc}",
-            hint="check GUARD_FALKORDB_URL, or unset it to use the embedded server",
+            f"FalkorDB did not answer in time ({where}): {exc}",
+            hint="a busy server may need more: GUARD_STORE_TIMEOUT, GUARD_STORE_QUERY_TIMEOUT "
+            "(seconds); else " + _URL_HINT,
         ) from exc
-    except redis.AuthenticationError as exc:  # pragma: no cover - subclass of ConnectionError
-        raise StoreUnavailable(f"FalkorDB refused the credentials: {exc}") from exc
-    except redis.RedisError as exc:
+    except redis.BusyLoadingError as exc:
+        raise StoreUnavailable(
+            f"FalkorDB is still loading its data ({where})", hint="try again in a moment"
+        ) from exc
+    except (redis.ConnectionError, OSError) as exc:
+        raise StoreUnavailable(f"FalkorDB is unreachable ({where}): {exc}", hint=_URL_HINT) from exc
+    except redis.ResponseError as exc:
         raise StoreError(f"FalkorDB query failed ({where}): {exc}") from exc
+    except Exception as exc:  # a reply the client cannot parse: not a Redis/FalkorDB server
+        raise StoreUnavailable(
+            f"FalkorDB gave an answer Guard cannot read ({where}): {exc!r}",
+            hint="is the URL a FalkorDB server? " + _URL_HINT,
+        ) from exc
 
 
 def _batches(rows: Sequence[Any], size: int = BATCH) -> Iterator[Sequence[Any]]:
@@ -67,10 +88,36 @@ def _chunks_by_size(rows: list[dict[str, Any]], limit: int = BATCH) -> Iterator[
         yield chunk
 
 
-def connect(url: str) -> FalkorDB:
-    """Open a client for ``url`` (``redis://``, ``rediss://``, ``unix://``)."""
-    with translate_errors(f"connecting to {_redact(url)}"):
-        return FalkorDB.from_url(url, socket_timeout=60, socket_connect_timeout=5)
+def connect(url: str, timeout: float = 5.0, query_timeout: float = 60.0) -> FalkorDB:
+    """Open a client for ``url`` (``redis://``, ``rediss://``, ``unix://``, or FalkorDB's
+    ``falkor://`` and ``falkors://``).
+
+    The server must connect and answer a ping within ``timeout`` seconds, so one that is down,
+    silent or not Redis fails fast; then each query may take ``query_timeout``. Nothing is
+    retried but a dropped connection, once: a retried timeout would multiply the wait."""
+    where = f"connecting to {_redact(url)}"
+    for alias, scheme in (("falkor://", "redis://"), ("falkors://", "rediss://")):
+        if url.startswith(alias):
+            url = scheme + url[len(alias) :]
+    with translate_errors(where):
+        try:
+            probe = redis.Redis.from_url(
+                url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 0),
+            )  # fmt: skip
+        except ValueError as exc:
+            raise StoreUnavailable(
+                f"not a FalkorDB URL: {_redact(url)!r} ({exc})",
+                hint="use redis://host:port, rediss://host:port or unix:///path/to/socket",
+            ) from exc
+        try:
+            probe.ping()
+        finally:
+            probe.close()
+        return FalkorDB.from_url(
+            url, socket_timeout=query_timeout, socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+        )  # fmt: skip
 
 
 def _redact(url: str) -> str:
@@ -87,15 +134,29 @@ class FalkorGraphStore:
         self.db = db
         self.name = graph_name
         self.graph = db.select_graph(graph_name)
+        self._down: StoreUnavailable | None = None
 
     # -- plumbing -------------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _call(self, where: str) -> Iterator[None]:
+        """One client call; after the server failed once, every later call fails at once, so a
+        command that falls back (run-all, a partial answer) never waits out a timeout twice."""
+        if self._down is not None:
+            raise StoreUnavailable(self._down.message, hint=self._down.hint)
+        try:
+            with translate_errors(where):
+                yield
+        except StoreUnavailable as exc:
+            self._down = exc
+            raise
+
     def _query(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        with translate_errors(cypher.split()[0].lower()):
+        with self._call(cypher.split()[0].lower()):
             return list(self.graph.query(cypher, params or {}).result_set)
 
     def _read(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        with translate_errors(cypher.split()[0].lower()):
+        with self._call(cypher.split()[0].lower()):
             try:
                 return list(self.graph.ro_query(cypher, params or {}).result_set)
             except redis.ResponseError as exc:
@@ -148,7 +209,7 @@ class FalkorGraphStore:
 
     def clear(self) -> None:
         """Delete the whole graph (``--reset``)."""
-        with translate_errors("delete"):
+        with self._call("delete"):
             try:
                 self.graph.delete()
             except redis.ResponseError as exc:
