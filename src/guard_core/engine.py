@@ -222,6 +222,9 @@ class Engine:
             via = {d.id: d.via for d in cs.dependents}
             for e in self.store.covering_tests(sorted(via), 0.0, lines=False):
                 selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
+        if not s.seed_policy and any(r.names for r in cs.regions):
+            for test in self.store.doctest_items():  # read names through their namespace
+                selection.add(test, Reason("doctest", "doctests read names no index sees"))
         if judged and not s.seed_policy:
             for test in self.store.spawning_tests():
                 selection.add(test, Reason(

@@ -104,6 +104,22 @@ def _follow_import_time_reads(
     return follow, wide
 
 
+def _readers(store: GraphStore, names: set[str]) -> list[tuple[str, str, str, str]]:
+    """``store.readers_of(names)`` less the code that only holds a module object: passing a
+    module around reads none of its names by itself (its names are read as ``mod.NAME``
+    chains, recorded as such); only code with dynamic access (``getattr`` with a computed
+    name, ``vars``, ``__dict__``, ``eval``) reads whatever it holds."""
+    rows = store.readers_of(names)
+    holders = {ref for _, _, _, ref in rows
+               if ref not in names and not any(ref.startswith(n + ".") for n in names)}  # fmt: skip
+    modules = store.modules_among(holders) if holders else set()
+    if not modules:
+        return rows
+    held = [fid for fid, _, _, ref in rows if ref in modules]
+    dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
+    return [row for row in rows if row[3] not in modules or row[0] in dynamic]
+
+
 def select_readers(
     store: GraphStore,
     names: Sequence[str],
@@ -124,7 +140,7 @@ def select_readers(
         seen |= pending
         plain: dict[str, str] = {}
         bodies: dict[str, tuple[str, str, str]] = {}
-        for fid, qualname, dotted, ref in store.readers_of(pending):
+        for fid, qualname, dotted, ref in _readers(store, pending):
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)
             else:

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import attrs
 
-from guard_core.model import ChangeSet, CoverEdge, FileIndex, GraphStats, IngestInfo, RunRecord
+from guard_core.model import (
+    ChangeSet,
+    CoverEdge,
+    FileIndex,
+    GraphStats,
+    IngestInfo,
+    RunRecord,
+    split_id,
+)
 from guard_core.ports import Caller, FunctionFacts
 
 
@@ -24,6 +32,9 @@ class FakeStore:
     fail: Exception | None = None
     runs: list[RunRecord] = attrs.field(factory=list)
     spawners: list[str] = attrs.field(factory=list)
+    doctests: list[str] = attrs.field(factory=list)
+    modules: list[str] = attrs.field(factory=list)  # dotted names of the repository's modules
+    refs: dict[str, list[str]] = attrs.field(factory=dict)  # function id -> dotted names read
 
     def _check(self) -> None:
         if self.fail is not None:
@@ -57,13 +68,22 @@ class FakeStore:
         self.edges.extend(edges)
 
     def set_flake_rates(self, rates: dict[str, float]) -> None: ...
-    def set_spawners(self, spawns: dict[str, bool]) -> None:
-        self.spawners = sorted({*self.spawners, *(t for t, on in spawns.items() if on)}
-                               - {t for t, on in spawns.items() if not on})  # fmt: skip
+    def set_test_kinds(self, kinds: dict[str, tuple[bool, bool]]) -> None:
+        self.spawners = sorted({*self.spawners, *(t for t, (s, _) in kinds.items() if s)}
+                               - {t for t, (s, _) in kinds.items() if not s})  # fmt: skip
+        self.doctests = sorted({*self.doctests, *(t for t, (_, d) in kinds.items() if d)}
+                               - {t for t, (_, d) in kinds.items() if not d})  # fmt: skip
 
     def spawning_tests(self) -> list[str]:
         self._check()
         return list(self.spawners)
+
+    def doctest_items(self) -> list[str]:
+        self._check()
+        return list(self.doctests)
+
+    def modules_among(self, names: Iterable[str]) -> set[str]:
+        return set(names) & set(self.modules)
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
         return True
 
@@ -127,7 +147,14 @@ class FakeStore:
         return []
 
     def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
-        return []
+        wanted = set(names)
+        return [
+            (fid, split_id(fid)[1], "", ref)
+            for fid, refs in sorted(self.refs.items())
+            for ref in refs
+            if ref in wanted or any(ref.startswith(n + ".") or n.startswith(ref + ".")
+                                    for n in wanted)
+        ]  # fmt: skip
 
     def functions_named(self, name: str) -> list[str]:
         return []

@@ -227,3 +227,36 @@ def test_module_change_with_side_effects_uses_import_time_evidence() -> None:
     d = engine(change(r), st).check()
     assert set(d.tests) == set(TESTS)
     assert all(d.reasons[t][0].rule == "import-time-code" for t in TESTS)
+
+
+def _constant_change() -> ChangeSet:
+    r = region("pkg/a.py::<module>", region=RegionKind.MODULE, body_changed=False,
+               definition_changed=True, names=("pkg.a.LIMIT",))  # fmt: skip
+    return change(r)
+
+
+def _readers_store(dynamic: bool) -> FakeStore:
+    holder, reader = "t/conftest.py::ns", "pkg/b.py::uses"
+    st = store(edges=[CoverEdge(MOD, t, last_verified_sha="base") for t in TESTS]
+               + [CoverEdge(holder, t, last_verified_sha="base") for t in TESTS]
+               + [CoverEdge(reader, TESTS[1], last_verified_sha="base")],
+               modules=["pkg", "pkg.a"], refs={holder: ["pkg"], reader: ["pkg.a.LIMIT"]})
+    st.functions[holder] = FunctionFacts(holder, "t/conftest.py", False, dynamic)
+    return st  # fmt: skip
+
+
+def test_holding_a_module_object_reads_none_of_its_names() -> None:
+    d = engine(_constant_change(), _readers_store(dynamic=False)).check()
+    assert d.tests == (TESTS[1],)
+    assert d.reasons[TESTS[1]][0].rule == "reads-changed-name"
+
+
+def test_holding_a_module_object_with_dynamic_access_reads_all_of_it() -> None:
+    assert engine(_constant_change(), _readers_store(dynamic=True)).check().tests == tuple(TESTS)
+
+
+def test_doctest_items_are_selected_for_definition_time_changes() -> None:
+    st = _readers_store(dynamic=False)
+    st.doctests = [TESTS[2]]
+    d = engine(_constant_change(), st).check()
+    assert d.tests == (TESTS[1], TESTS[2]) and d.reasons[TESTS[2]][0].rule == "doctest"

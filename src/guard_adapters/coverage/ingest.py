@@ -59,6 +59,8 @@ class RunEvidence:
     failures: dict[str, str] = attrs.field(factory=dict)  # node id -> failure signature
     # tests that started a Python child process: code it ran is not in their evidence
     spawners: frozenset[str] = frozenset()
+    # doctest items: the code they run lives in docstrings, and reads names no index sees
+    doctests: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -217,6 +219,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     failures: dict[str, str] = {}
     spawned = set(payload.get("spawned", ()))
     spawners: set[str] = set()
+    doctests: set[str] = set()
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
@@ -224,6 +227,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT):]) for ctx in spawned
         ):
             spawners.add(tid)
+        if info.get("doctest"):
+            doctests.add(tid)
         mine = executed[tid]
         _merge(mine, by_context.get(nodeid, {}))
         for prefix, ran in collected:
@@ -252,6 +257,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         shared_only=shared_only,
         failures=failures,
         spawners=frozenset(spawners),
+        doctests=frozenset(doctests),
     )  # fmt: skip
 
 
@@ -333,7 +339,8 @@ def ingest_coverage(
     store.write_coverage(edges, sha=sha, tests=tests, replace=True)
     store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
     spawners = {t for e in evidence for t in e.spawners}
-    store.set_spawners({t: t in spawners for t in tests})
+    doctests = {t for e in evidence for t in e.doctests}
+    store.set_test_kinds({t: (t in spawners, t in doctests) for t in tests})
     for e in evidence:
         store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
                                    duration_ms=e.duration_ms,

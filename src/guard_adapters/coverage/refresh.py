@@ -171,7 +171,7 @@ class CoverageRefresher:
         waited = time.perf_counter()
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
         write_static(store, session.static, indexed)
-        store.set_spawners({t: t in evidence.spawners for t in ran})
+        store.set_test_kinds({t: (t in evidence.spawners, t in evidence.doctests) for t in ran})
         log.debug("refresh_timings", read_s=round(read - started, 3),
                   index_wait_s=round(waited - read, 3),
                   static_write_s=round(time.perf_counter() - waited, 3))  # fmt: skip

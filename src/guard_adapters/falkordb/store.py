@@ -468,16 +468,26 @@ class FalkorGraphStore:
             [{"id": t, "rate": rate} for t, rate in rates.items()],
         )
 
-    def set_spawners(self, spawns: dict[str, bool]) -> None:
+    def set_test_kinds(self, kinds: dict[str, tuple[bool, bool]]) -> None:
         self._write_rows(
-            "UNWIND $rows AS r MATCH (t:Test {id: r.id}) SET t.spawns_python = r.spawns",
-            [{"id": t, "spawns": bool(on)} for t, on in spawns.items()],
+            "UNWIND $rows AS r MATCH (t:Test {id: r.id}) "
+            "SET t.spawns_python = r.spawns, t.doctest = r.doctest",
+            [{"id": t, "spawns": bool(s), "doctest": bool(d)} for t, (s, d) in kinds.items()],
         )
 
     def spawning_tests(self) -> list[str]:
         return sorted(
             r[0] for r in self._read("MATCH (t:Test) WHERE t.spawns_python = true RETURN t.id")
         )
+
+    def doctest_items(self) -> list[str]:
+        return sorted(r[0] for r in self._read("MATCH (t:Test) WHERE t.doctest = true RETURN t.id"))
+
+    def modules_among(self, names: Iterable[str]) -> set[str]:
+        """Which of ``names`` are the dotted names of the repository's modules."""
+        rows = self._read("UNWIND $names AS n MATCH (f:File {module: n}) RETURN DISTINCT n",
+                          {"names": sorted(set(names))})  # fmt: skip
+        return {r[0] for r in rows}
 
     def covering_tests(
         self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True

@@ -284,6 +284,7 @@ class GuardCollector:
             file = path.as_posix()
         self.tests[nodeid] = {
             "file": file,
+            "doctest": type(item).__module__ == "_pytest.doctest",
             "fixtures": sorted(fixtures),
             "outcome": "passed",
             "duration_ms": 0.0,
