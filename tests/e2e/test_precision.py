@@ -28,7 +28,8 @@ FILES = {
         "    return side * side\n\n\n"
         "def label(side):\n    return f'{area(side)} {AREA_UNIT}'\n\n\n"
         "def scaled(side):\n    return side * SCALE\n\n\n"
-        "class Square:\n    sides = 4\n\n    def __init__(self, side):\n        self.side = side\n\n"
+        "class Square:\n    sides = 4\n\n"
+        "    def __init__(self, side):\n        self.side = side\n\n"
         "    def perimeter(self):\n        return self.sides * self.side\n"
     ),
     "pkg/docs.py": (
