@@ -201,8 +201,10 @@ class Engine:
         selection.overrides.extend(pre)
         # recorded lines are base-side lines only when the diff starts at the evidence commit
         lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
+        open_classes = frozenset(r.owner_class for r in cs.regions
+                                 if r.open_class and r.owner_class)  # fmt: skip
         for region in cs.regions:
-            self._select_region(region, evidence, selection, lines_apply)
+            self._select_region(region, evidence, selection, lines_apply, open_classes)
         if not s.seed_policy and any(f.role in TEST_ROLES for f in cs.files):
             files = {f.path: f for f in cs.files}
             everyone = self._all_tests()
@@ -344,6 +346,7 @@ class Engine:
         evidence: dict[str, list[CoverEdge]],
         selection: Selection,
         lines_apply: bool,
+        open_classes: frozenset[str] = frozenset(),
     ) -> None:
         s = self.settings
         fid = judged_id(region)
@@ -360,11 +363,11 @@ class Engine:
                     self._importers(region.file, selection, "import-time-code", region.id)
                 return
             localised = lines_apply and region.hunks and not region.definition_changed
-            selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
+            if not (refined and region.docstring_only):  # a docstring runs in no call
+                selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
             if region.definition_changed and refined and region.names:
-                select_readers(
-                    self.store, region.names, evidence, selection, region.id, s.min_confidence
-                )
+                select_readers(self.store, region.names, evidence, selection, region.id,
+                               s.min_confidence, open_classes)  # fmt: skip
             if region.side_effects or (region.definition_changed and not refined):
                 self._importers(region.file, selection, "import-time-code", region.id)
             return
@@ -375,7 +378,8 @@ class Engine:
             if region.kind is ChangeKind.ADDED or not own:
                 self._importers(region.file, selection, "import-time-code", region.id)
             return
-        select_readers(self.store, region.names, evidence, selection, region.id, s.min_confidence)
+        select_readers(self.store, region.names, evidence, selection, region.id,
+                       s.min_confidence, open_classes)  # fmt: skip
 
     @staticmethod
     def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:

@@ -150,6 +150,11 @@ class ChangedRegion:
     removed: tuple[str, ...] = ()  # dotted names that no longer exist after the change
     hunks: tuple[Hunk, ...] = ()  # where a modified body changed; () when unknown
     test_id: str | None = None  # the pytest node id, when the region is a test function
+    # the dotted name of the class whose body or method this is, and whether that class
+    # derives from code outside the repository (which may read any of its attributes)
+    owner_class: str | None = None
+    open_class: bool = False
+    docstring_only: bool = False  # only a function's docstring changed: no call runs it
 
 
 @attrs.frozen
@@ -428,6 +433,8 @@ class FunctionNode:
     # names it reads as "index<TAB>ref", so an import-time read can be followed to what it binds
     bindings: tuple[str, ...] = ()
     statement_refs: tuple[str, ...] = ()
+    # attribute names read on any object (``x.name``); "*": by computed names (``vars``)
+    attributes: tuple[str, ...] = ()
 
 
 @attrs.frozen

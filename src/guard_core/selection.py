@@ -104,20 +104,51 @@ def _follow_import_time_reads(
     return follow, wide
 
 
-def _readers(store: GraphStore, names: set[str]) -> list[tuple[str, str, str, str]]:
-    """``store.readers_of(names)`` less the code that only holds a module object: passing a
-    module around reads none of its names by itself (its names are read as ``mod.NAME``
-    chains, recorded as such); only code with dynamic access (``getattr`` with a computed
-    name, ``vars``, ``__dict__``, ``eval``) reads whatever it holds."""
+def _parent(name: str) -> str:
+    return name.rpartition(".")[0]
+
+
+def _readers(
+    store: GraphStore, names: set[str], open_classes: frozenset[str] = frozenset()
+) -> list[tuple[str, str, str, str]]:
+    """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
+    is not reading all of its attributes, plus the code that reads the attributes by name.
+
+    - A module object passed around reads none of its names by itself (they are read as
+      ``mod.NAME`` chains); only code with dynamic access reads whatever it holds.
+    - A class held (built, subclassed, checked against) reads none of its attributes by
+      itself: instances and subclasses share them, so the readers of ``C.x`` are the code
+      that reads ``.x`` on any object (``getattr(o, "x")`` too), and the code that holds
+      ``C`` and reads attributes by computed names (``vars``, ``__dict__``).
+    - A class that derives from code outside the repository keeps its holders as readers:
+      code Guard cannot see may read any of its attributes.
+    - A module object that is held somewhere may reach code that reads ``.NAME`` on it.
+    - The same for a function's attributes (``f.__doc__``): calling it reads none of them.
+    """
     rows = store.readers_of(names)
     holders = {ref for _, _, _, ref in rows
                if ref not in names and not any(ref.startswith(n + ".") for n in names)}  # fmt: skip
-    modules = store.modules_among(holders) if holders else set()
-    if not modules:
-        return rows
-    held = [fid for fid, _, _, ref in rows if ref in modules]
+    parents = {_parent(n) for n in names if "." in n}
+    modules = store.modules_among(holders | parents)
+    classes = store.classes_among((holders | parents) - modules)
+    functions = store.functions_among((holders | parents) - modules - classes)
+    held_modules = holders & modules
+    wanted = {n.rpartition(".")[2] for n in names
+              if _parent(n) in classes | functions | held_modules}  # fmt: skip
+    attr_rows = store.attribute_readers(wanted) if wanted else []
+    indexed = attr_rows is not None
+    star = {fid for fid, a in attr_rows or () if a == "*"}
+    held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
-    return [row for row in rows if row[3] not in modules or row[0] in dynamic]
+    dropped = held_modules | ((classes - open_classes) | functions if indexed else set())
+    out = [row for row in rows
+           if row[3] not in dropped or row[0] in dynamic or row[0] in star]  # fmt: skip
+    known = {row[0] for row in out}
+    for fid, attr in attr_rows or ():
+        if attr != "*" and fid not in known:
+            out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
+            known.add(fid)
+    return out
 
 
 def select_readers(
@@ -127,6 +158,7 @@ def select_readers(
     selection: Selection,
     origin: str,
     min_confidence: float,
+    open_classes: frozenset[str] = frozenset(),
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
@@ -140,7 +172,7 @@ def select_readers(
         seen |= pending
         plain: dict[str, str] = {}
         bodies: dict[str, tuple[str, str, str]] = {}
-        for fid, qualname, dotted, ref in _readers(store, pending):
+        for fid, qualname, dotted, ref in _readers(store, pending, open_classes):
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)
             else:

@@ -35,6 +35,10 @@ class FakeStore:
     doctests: list[str] = attrs.field(factory=list)
     modules: list[str] = attrs.field(factory=list)  # dotted names of the repository's modules
     refs: dict[str, list[str]] = attrs.field(factory=dict)  # function id -> dotted names read
+    classes: list[str] = attrs.field(factory=list)  # dotted names of the repository's classes
+    dotted_functions: list[str] = attrs.field(factory=list)
+    # function id -> attribute names it reads; None: an index without attribute reads
+    attributes: dict[str, list[str]] | None = None
 
     def _check(self) -> None:
         if self.fail is not None:
@@ -84,6 +88,19 @@ class FakeStore:
 
     def modules_among(self, names: Iterable[str]) -> set[str]:
         return set(names) & set(self.modules)
+
+    def classes_among(self, names: Iterable[str]) -> set[str]:
+        return set(names) & set(self.classes)
+
+    def functions_among(self, names: Iterable[str]) -> set[str]:
+        return set(names) & set(self.dotted_functions)
+
+    def attribute_readers(self, names: Iterable[str]) -> list[tuple[str, str]] | None:
+        if self.attributes is None:
+            return None
+        wanted = {*names, "*"}
+        return [(f, a) for f, attrs_ in sorted(self.attributes.items()) for a in attrs_
+                if a in wanted]  # fmt: skip
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
         return True
 

@@ -36,6 +36,29 @@ FILES = {
         "import inspect\n\nfrom pkg.shapes import scaled\n\n\n"
         "def help_of(fn):\n    return inspect.getdoc(fn) or ''\n"
     ),
+    "pkg/codec.py": (
+        "import json\n\n\nclass Compact(json.JSONEncoder):\n    item_separator = ','\n\n\n"
+        "def dump(x):\n    return Compact().encode(x)\n"
+    ),
+    "pkg/solids.py": (
+        "from pkg.shapes import Square\n\n\n"
+        "class Cube(Square):\n    def edges(self):\n        return self.sides * 3\n"
+    ),
+    "tests/test_more.py": (
+        "from pkg.codec import dump\nfrom pkg.solids import Cube\n\n\n"
+        "def test_dump():\n    assert dump([1, 2]) == '[1,2]'\n\n\n"
+        "def test_edges():\n    assert Cube(1).edges() == 12\n\n\n"
+        "def test_cube_built():\n    assert isinstance(Cube(2), Cube)\n"
+    ),
+    "pkg/cli.py": (
+        "import click\n\n\n@click.command()\ndef hello():\n"
+        '    """Say hello."""\n    click.echo("hello")\n'
+    ),
+    "tests/test_cli.py": (
+        "from click.testing import CliRunner\n\nfrom pkg.cli import hello\n\n\n"
+        "def test_help():\n"
+        "    assert 'Say hello.' in CliRunner().invoke(hello, ['--help']).output\n"
+    ),
     "tests/__init__.py": "",
     "tests/conftest.py": (
         "import pytest\n\nimport pkg\n\n\n"
@@ -57,6 +80,9 @@ FILES = {
 AREA, LABEL = "tests/test_shapes.py::test_area", "tests/test_shapes.py::test_label"
 SCALED, PERIM = "tests/test_shapes.py::test_scaled", "tests/test_shapes.py::test_perimeter"
 HELP = "tests/test_docs.py::test_help"
+DUMP, EDGES = "tests/test_more.py::test_dump", "tests/test_more.py::test_edges"
+BUILT = "tests/test_more.py::test_cube_built"
+CLI_HELP = "tests/test_cli.py::test_help"
 DOCTEST = "pkg/shapes.py::pkg.shapes.area"
 
 
@@ -113,3 +139,41 @@ def test_a_doctest_that_reads_a_name_through_its_namespace_is_selected(
         assert not {AREA, SCALED, PERIM} & set(d.tests)
     finally:
         subprocess.run(["git", "-C", str(tree), "reset", "-q", "--hard", "HEAD~1"], check=True)
+
+
+def test_a_class_attribute_selects_the_readers_of_that_attribute_not_the_class_users(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/shapes.py", "    sides = 4\n", "    sides = 5\n")
+    d = guard.check()
+    assert {PERIM, EDGES} <= set(d.tests)  # self.sides in Square and in its subclass Cube
+    assert not {AREA, LABEL, SCALED, BUILT, DUMP} & set(d.tests)
+    assert set(guard.run(stream=False).failed) == {PERIM, EDGES}
+
+
+def test_an_attribute_read_by_a_base_outside_the_repository_selects_the_class_users(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/codec.py", "item_separator = ','", "item_separator = ';'")
+    d = guard.check()
+    assert DUMP in d.tests  # json.JSONEncoder reads it: no reader in the repository
+    assert guard.run(stream=False).failed == [DUMP]
+
+
+def test_a_docstring_edit_selects_its_readers_and_doctests_not_its_callers(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/shapes.py", "The area of a square.", "Area of a square.")
+    d = guard.check()
+    assert {HELP, DOCTEST} <= set(d.tests)  # inspect.getdoc, and the docstring's doctest
+    assert not {AREA, LABEL, SCALED, PERIM, CLI_HELP} & set(d.tests)
+    assert guard.run(stream=False).failed == [HELP]
+
+
+def test_a_docstring_that_a_registering_decorator_copies_selects_the_command_users(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/cli.py", "Say hello.", "Greet.")
+    d = guard.check()
+    assert CLI_HELP in d.tests
+    assert guard.run(stream=False).failed == [CLI_HELP]

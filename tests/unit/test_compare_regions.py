@@ -140,7 +140,7 @@ CASES = [
         "docstring",
         '"""Helper doc."""',
         '"""Helper docs."""',
-        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+        {"helper": ("modified", False, True, ("pkg.m.helper.__doc__",), False)},
     ),
     (
         "pure decorator added",

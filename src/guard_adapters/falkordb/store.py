@@ -22,6 +22,7 @@ from guard_core.errors import (
 )
 from guard_core.logs import get_logger
 from guard_core.model import (
+    CLASS_BODY,
     CoverEdge,
     FileIndex,
     GraphStats,
@@ -297,6 +298,7 @@ class FalkorGraphStore:
                 "refs": list(fn.refs),
                 "bindings": list(fn.bindings),
                 "srefs": list(fn.statement_refs),
+                "attrs": list(fn.attributes),
             }
             for f in files
             for fn in f.functions
@@ -306,7 +308,7 @@ class FalkorGraphStore:
             "ON CREATE SET n.no_evidence = true "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, n.dotted = r.dotted, "
             "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs, "
-            "n.bindings = r.bindings, n.stmt_refs = r.srefs "
+            "n.bindings = r.bindings, n.stmt_refs = r.srefs, n.attrs = r.attrs "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             fn_rows,
         )
@@ -482,6 +484,33 @@ class FalkorGraphStore:
 
     def doctest_items(self) -> list[str]:
         return sorted(r[0] for r in self._read("MATCH (t:Test) WHERE t.doctest = true RETURN t.id"))
+
+    def attribute_readers(self, names: Iterable[str]) -> list[tuple[str, str]] | None:
+        """Functions whose code reads any of the attribute ``names`` on any object (or reads
+        attributes by computed names, ``*``): ``(function id, name)``; None when the index
+        predates attribute reads."""
+        if not self._read("MATCH (f:Function) WHERE f.attrs IS NOT NULL RETURN f.id LIMIT 1"):
+            return None
+        wanted = sorted({*names, "*"})
+        rows = self._read(
+            "MATCH (f:Function) WHERE size(f.attrs) > 0 UNWIND f.attrs AS a "
+            "WITH f, a WHERE a IN $names RETURN f.id, a",
+            {"names": wanted},
+        )
+        return [(fid, a) for fid, a in rows]
+
+    def functions_among(self, names: Iterable[str]) -> set[str]:
+        """Which of ``names`` are the dotted names of the repository's functions."""
+        rows = self._read("UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted",
+                          {"d": sorted(set(names))})  # fmt: skip
+        return {r[0] for r in rows}
+
+    def classes_among(self, names: Iterable[str]) -> set[str]:
+        """Which of ``names`` are the dotted names of the repository's classes."""
+        bodies = {f"{n}.{CLASS_BODY}": n for n in names}
+        rows = self._read("UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted",
+                          {"d": sorted(bodies)})  # fmt: skip
+        return {bodies[r[0]] for r in rows}
 
     def modules_among(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` are the dotted names of the repository's modules."""

@@ -28,8 +28,11 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
+INDEX_VERSION = b"guard-index-2\0"  # a new version re-indexes every file once
+
+
 def content_sha(data: bytes) -> str:
-    return hashlib.sha1(data, usedforsecurity=False).hexdigest()
+    return hashlib.sha1(INDEX_VERSION + data, usedforsecurity=False).hexdigest()
 
 
 @attrs.frozen
@@ -213,6 +216,7 @@ def index_file(
             id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
             has_dynamic_dispatch=r.dynamic_dispatch, refs=tuple(sorted(visitor.refs.get(r.id, ()))),
             statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
+            attributes=tuple(sorted(r.attributes)),
         ))  # fmt: skip
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
             dotted[f"{module}.{r.qualname}"] = r.id

@@ -111,12 +111,17 @@ def _function_change(
     assert ref is not None
     decorators = (old.decorators if old else ()) + (new.decorators if new else ())
     header_moved = old is None or new is None or old.header != new.header
+    name = _dotted(module, ref.qualname)
+    names: tuple[str, ...] = (name,) if definition_changed else ()
+    doc_only = definition_changed and not body_changed and not header_moved
+    if doc_only and not _impure(decorators):  # a registering decorator may copy it (click)
+        names = (f"{name}.__doc__",)  # read as f.__doc__, never by a call
     return ChangedRegion(
         id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
         old_id=old.id if old and old.id != rid else None,
         dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
         body_changed=body_changed, definition_changed=definition_changed,
-        names=(_dotted(module, ref.qualname),) if definition_changed else (),
+        names=names, docstring_only=doc_only and not _impure(decorators),
         side_effects=definition_changed and header_moved and _impure(decorators),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),

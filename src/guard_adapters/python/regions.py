@@ -115,6 +115,13 @@ class Region:
         return tuple(statement_info(s, "") for s in self.node.body)
 
     @functools.cached_property
+    def attributes(self) -> frozenset[str]:
+        """Attribute names this region's own code reads on any object (``x.name``,
+        ``getattr(x, "name")``); ``*`` when it reads attributes by computed names (``vars``,
+        ``dir``, ``__dict__``, ``getattr`` with a variable, ``eval``)."""
+        return attribute_reads(self.node) if self.node is not None else frozenset()
+
+    @functools.cached_property
     def dynamic_dispatch(self) -> bool:
         return isinstance(
             self.node, ast.FunctionDef | ast.AsyncFunctionDef
@@ -176,6 +183,30 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield child
         if not isinstance(child, DefNode):
             stack.extend(ast.iter_child_nodes(child))
+
+
+_OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
+_DOC_READS = frozenset({"help", "getdoc", "cleandoc", "render_doc", "getcomments"})
+
+
+def attribute_reads(node: ast.AST) -> frozenset[str]:
+    out: set[str] = set()
+    nodes = _own_nodes(node) if isinstance(node, DefNode | ast.ClassDef | ast.Module) else \
+        ast.walk(node)  # fmt: skip
+    for n in nodes:
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            out.add("*" if n.attr == "__dict__" else n.attr)
+        elif isinstance(n, ast.Call):
+            name = _last_name(n.func)
+            if name in ("getattr", "hasattr") and len(n.args) >= 2:
+                key = n.args[1]
+                literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                out.add(str(key.value) if literal else "*")  # type: ignore[attr-defined]
+            elif name in _OPEN_READS:
+                out.add("*")
+            if name in _DOC_READS or name == "pydoc":
+                out.add("__doc__")
+    return frozenset(out)
 
 
 def has_dynamic_dispatch(fn: FunctionNode) -> bool:

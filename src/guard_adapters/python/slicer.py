@@ -18,6 +18,7 @@ import attrs
 from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
 from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
+from guard_adapters.python.bases import BaseResolver
 from guard_adapters.python.compare import compare_modules
 from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import module_name
@@ -27,12 +28,16 @@ from guard_adapters.python.test_functions import collected_test_ids
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
 from guard_core.model import (
+    CLASS_BODY,
+    MODULE_SCOPE,
     ChangedFile,
     ChangedRegion,
     ChangeSet,
     FileKind,
     FileRole,
     IntegrityFlag,
+    RegionKind,
+    node_id,
 )
 
 ENVIRONMENT_NAMES = frozenset(
@@ -186,10 +191,34 @@ class GitSlicer:
         except ValueError as exc:
             return changed, [], str(exc)
         module = module_name(root, entry.path)
-        found = compare_modules(old, new, module)
+        found = _with_classes(compare_modules(old, new, module), module, BaseResolver(root),
+                              new, old)  # fmt: skip
         if collects or (entry.old_path and layout.is_test_file(entry.old_path)):
             found = _with_test_ids(found, layout, old, new)
         return changed, found, None
+
+
+def _with_classes(
+    found: list[ChangedRegion], module: str | None, resolver: BaseResolver,
+    *sides: ModuleRegions | None,
+) -> list[ChangedRegion]:  # fmt: skip
+    """Each class body or method with its class, and whether that class has a base outside
+    the repository."""
+    out = []
+    for r in found:
+        side = next((s for s in sides if s is not None and r.id in s.regions), None)
+        region = side.regions[r.id] if side is not None else None
+        owner = region if region is not None and region.kind is RegionKind.CLASS_BODY else (
+            side.regions.get(region.parent or "") if side is not None and region else None)
+        if side is None or owner is None or owner.kind is not RegionKind.CLASS_BODY:
+            out.append(r)
+            continue
+        qual = owner.qualname.removesuffix(f".{CLASS_BODY}")
+        tree = side.regions[node_id(side.path, MODULE_SCOPE)].node
+        is_open = not isinstance(tree, ast.Module) or resolver.is_open(tree, module, qual)
+        dotted = f"{module}.{qual}" if module else qual
+        out.append(attrs.evolve(r, owner_class=dotted, open_class=is_open))
+    return out
 
 
 def _with_test_ids(
