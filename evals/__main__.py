@@ -90,12 +90,12 @@ def generate(targets: tuple[str, ...]) -> None:
     """Regenerate split.json (seeded); commit the result."""
     from evals.generate import generate as make
 
-    kept = [e for e in (load_split() if SPLIT.exists() else []) if e.target not in targets]
-    for name in targets:
-        made = make(prepare(TARGETS[name]), SEED)
-        click.echo(f"{name}: {len(made)} edits")
-        kept += made
-    save_split(kept, SEED)
+    old = load_split() if SPLIT.exists() else []
+    by_target = {e.target: [x for x in old if x.target == e.target] for e in old}
+    for name in targets:  # regenerated in place: the other targets' edits and order stay
+        by_target[name] = make(prepare(TARGETS[name]), SEED)
+        click.echo(f"{name}: {len(by_target[name])} edits")
+    save_split([e for edits in by_target.values() for e in edits], SEED)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,24 @@ FLIP = {
     ast.NotIn: "in",
 }
 PER_KIND = 3
+# top-up order, after fewest-so-far: the kinds the precision issue measures first
+TOP_UP = (
+    "multi-file",
+    "test-file",
+    "harmless",
+    "rename",
+    "signature",
+    "decorator",
+    "module-constant",
+    "hierarchy-method",
+    "new-helper",
+    "data-file",
+    "negate-condition",
+    "flip-comparison",
+    "change-constant",
+    "return-none",
+    "drop-statement",
+)
 
 
 class Source:
@@ -362,20 +380,67 @@ def generate(prepared: Prepared, seed: int) -> list[Edit]:
         return rng.sample(pool, min(count, len(pool)))
 
     chosen: list[tuple[str, Change]] = []
+    pools: dict[str, list[Change]] = {}
     for kind, make in SOURCE_KINDS.items():
-        pool = [c for s in sources.values() for c in make(s)]
-        chosen += [(kind, c) for c in pick(pool)]
-    chosen += [
-        ("test-file", c) for c in pick([c for s in tests.values() for c in test_file_edit(s)])
-    ]
-    chosen += [("rename", c) for c in pick(list(rename(sources, texts)))]
-    chosen += [("data-file", c) for c in pick(list(data_file(repo, files)))]
+        pools[kind] = [c for s in sources.values() for c in make(s)]
+        chosen += [(kind, c) for c in pick(pools[kind])]
+    pools["test-file"] = [c for s in tests.values() for c in test_file_edit(s)]
+    chosen += [("test-file", c) for c in pick(pools["test-file"])]
+    pools["rename"] = list(rename(sources, texts))
+    chosen += [("rename", c) for c in pick(pools["rename"])]
+    pools["data-file"] = list(data_file(repo, files))
+    chosen += [("data-file", c) for c in pick(pools["data-file"])]
     singles = [c for s in sources.values() for make in BODY_MUTATIONS.values() for c in make(s)]
     for _ in range(PER_KIND):
         first, second = rng.sample(singles, 2)
         if set(first[1]) != set(second[1]):
-            chosen.append(("multi-file", (f"{first[0]}; {second[0]}", {**first[1], **second[1]})))
+            chosen.append(("multi-file", _pair(first, second)))
+    # appended after the seeded first pass, from a second stream: earlier edits never move
+    top_up_rng = random.Random(f"{seed}:{target.name}:top-up")
+    chosen += top_up(chosen, pools, singles, target.min_edits, top_up_rng)
     return _as_edits(repo, target.name, chosen)
+
+
+def _pair(first: Change, second: Change) -> Change:
+    return (f"{first[0]}; {second[0]}", {**first[1], **second[1]})
+
+
+def top_up(
+    chosen: list[tuple[str, Change]],
+    pools: dict[str, list[Change]],
+    singles: list[Change],
+    minimum: int,
+    rng: random.Random,
+) -> list[tuple[str, Change]]:
+    """More edits until the target has ``minimum``: one at a time, to the kind with the fewest
+    so far (ties in ``TOP_UP`` order), drawn from what its pool has not given yet."""
+
+    def key(change: Change) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(change[1].items()))
+
+    taken = {key(c) for _, c in chosen}
+    counts = {kind: sum(k == kind for k, _ in chosen) for kind in TOP_UP}
+    extra: list[tuple[str, Change]] = []
+    exhausted: set[str] = set()
+    while len(chosen) + len(extra) < minimum and len(exhausted) < len(TOP_UP):
+        kind = min((k for k in TOP_UP if k not in exhausted), key=lambda k: counts[k])
+        if kind == "multi-file":
+            pairs = (rng.sample(singles, 2) for _ in range(50 if len(singles) >= 2 else 0))
+            left = [
+                _pair(a, b)
+                for a, b in pairs
+                if set(a[1]) != set(b[1]) and key(_pair(a, b)) not in taken
+            ][:1]
+        else:
+            left = [c for c in pools.get(kind, ()) if key(c) not in taken]
+        if not left:
+            exhausted.add(kind)
+            continue
+        change = rng.choice(left)
+        taken.add(key(change))
+        counts[kind] += 1
+        extra.append((kind, change))
+    return extra
 
 
 def _as_edits(repo: Path, target: str, chosen: list[tuple[str, Change]]) -> list[Edit]:
@@ -388,7 +453,7 @@ def _as_edits(repo: Path, target: str, chosen: list[tuple[str, Change]]) -> list
         diff = git(repo, "diff")
         git(repo, "checkout", "-q", "--", ".")
         counts[kind] = counts.get(kind, 0) + 1
-        split = "dev" if counts[kind] % 2 else "held-out"
+        split = "held-out" if counts[kind] % 3 == 2 else "dev"  # the 2nd, 5th, 8th... of a kind
         edits.append(
             Edit(
                 id=f"{target}-{kind}-{counts[kind]}",

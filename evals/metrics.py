@@ -29,6 +29,14 @@ class Outcome:
         )
 
 
+def time_saved(selected: frozenset[str] | None, seconds: dict[str, float]) -> float:
+    """1 - the selected tests' baseline seconds / the whole suite's (0 for the whole suite)."""
+    if selected is None:
+        return 0.0
+    total = sum(seconds.values()) or 1.0
+    return 1 - sum(seconds.get(t, 0.0) for t in selected) / total
+
+
 @attrs.frozen
 class Summary:
     strategy: str
@@ -57,15 +65,9 @@ def summarise(
 ) -> Summary:
     """``seconds``: baseline duration per test; ``run_all_wall``: the whole suite's wall time
     per edit (the denominator of wall savings)."""
-    total = sum(seconds.values()) or 1.0
     killable = [o for o in outcomes if o.failing]
     failing = sum(len(o.failing) for o in killable)
     caught = sum(len(o.failing) - len(o.escaped()) for o in killable)
-
-    def time_saved(o: Outcome) -> float:
-        if o.selected is None:
-            return 0.0
-        return 1 - sum(seconds.get(t, 0.0) for t in o.selected) / total
 
     latencies = [o.latency for o in outcomes if o.latency is not None]
     return Summary(
@@ -76,7 +78,9 @@ def summarise(
         silent_edits=tuple(o.edit for o in killable if o.silent()),
         recall=caught / failing if failing else 1.0,
         fallback_rate=sum(o.selected is None for o in outcomes) / max(len(outcomes), 1),
-        test_time_savings=statistics.fmean(time_saved(o) for o in outcomes) if outcomes else 0.0,
+        test_time_savings=statistics.fmean(time_saved(o.selected, seconds) for o in outcomes)
+        if outcomes
+        else 0.0,
         wall_savings=statistics.fmean(1 - o.wall / run_all_wall[o.edit] for o in outcomes)
         if outcomes
         else 0.0,

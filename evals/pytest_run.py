@@ -48,6 +48,7 @@ def run_pytest(
     tests: Iterable[str] | None,
     extra: tuple[str, ...] = (),
     cache: bool = False,  # pytest-testmon needs the cache plugin
+    env: dict[str, str] | None = None,  # added to the environment of the pytest process
 ) -> SuiteRun:
     """``tests=None`` runs the whole suite; an empty selection runs nothing."""
     selected = None if tests is None else sorted(set(tests))
@@ -60,6 +61,7 @@ def run_pytest(
             "EVALS_OUTCOMES": str(out),
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONPATH": os.pathsep.join(filter(None, (str(HERE), os.environ.get("PYTHONPATH")))),
+            **(env or {}),
         }
         cmd = [
             str(python),

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import platform
+import statistics
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -22,9 +25,90 @@ def _ms(x: float | None) -> str:
     return "in run" if x is None else f"{1000 * x:.0f}"
 
 
+PEERS = ("guard", "coverage", "testmon")  # side by side in the per-class and per-edit tables
+
+
+def peers(result: TargetResult) -> list[str]:
+    present = {s.strategy for s in result.summaries}
+    return [p for p in PEERS if p in present]
+
+
+def by_class(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:
+    """Per edit class (an edit's id without its target and number: its kind), and over all
+    edits last: mean test-time savings, failing-test recall and escapes per strategy."""
+    kinds = sorted({r["kind"] for r in rows})
+    groups = {kind: [r for r in rows if r["kind"] == kind] for kind in kinds}
+    if rows:
+        groups["all"] = list(rows)
+    table = []
+    for kind, group in groups.items():
+        failing = sum(r["failing"] for r in group)
+        entry: dict[str, Any] = {
+            "class": kind,
+            "edits": len(group),
+            "killable": sum(r["failing"] > 0 for r in group),
+            "failing": failing,
+            "strategies": {},
+        }
+        for name in strategies:
+            missed = [len(r["missed"].get(name, ())) for r in group]
+            entry["strategies"][name] = {
+                "savings": statistics.fmean(r["savings"][name] for r in group),
+                "recall": (failing - sum(missed)) / failing if failing else None,
+                "escapes": sum(m > 0 for m in missed),
+                "silent": sum(
+                    m > 0 and m == r["failing"] for m, r in zip(missed, group, strict=True)
+                ),
+                "run_all": sum(r["sizes"][name] is None for r in group),
+            }
+        table.append(entry)
+    return table
+
+
+def _class_markdown(result: TargetResult) -> list[str]:
+    names = peers(result)
+    head = [f"{n} savings" for n in names] + [f"{n} recall" for n in names]
+    head += [f"{n} escapes" for n in names]
+    lines = [
+        "## Per edit class",
+        "",
+        "Mean test-time savings, failing-test recall and escaped edits (silent ones in "
+        "brackets) per class of edit, Guard beside the plain per-test coverage selector"
+        + (" and pytest-testmon" if "testmon" in names else "")
+        + ": what each rule that selects more costs, and what it caught.",
+        "",
+        "| class | edits | killable | " + " | ".join(head) + " |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in head) + " |",
+    ]
+    for entry in by_class(result.rows, names):
+        cells = [_pct(entry["strategies"][n]["savings"]) for n in names]
+        cells += [
+            "—" if (r := entry["strategies"][n]["recall"]) is None else _pct(r) for n in names
+        ]
+        for n in names:
+            e = entry["strategies"][n]
+            cells.append(f"{e['escapes']}" + (f" ({e['silent']})" if e["silent"] else ""))
+        name = "**all**" if entry["class"] == "all" else entry["class"]
+        lines.append(
+            f"| {name} | {entry['edits']} | {entry['killable']} | " + " | ".join(cells) + " |"
+        )
+    return [*lines, ""]
+
+
+def _size(row: dict[str, Any], strategy: str) -> str:
+    size = row["sizes"].get(strategy, "n/a")
+    cell = "all" if size is None else str(size)
+    missed = len(row["missed"].get(strategy, ()))
+    return cell + (f" ✗{missed}" if missed else "")
+
+
 def markdown(result: TargetResult, title: str) -> str:
     lines = [
         f"# {title}",
+        "",
+        f"Measured: Guard commit `{result.guard_commit or 'unknown'}`; split `evals/split.json` "
+        f"sha256 `{result.split_sha256 or 'unknown'}`; these edits (id and diff, in order) "
+        f"sha256 `{result.edits_sha256 or 'unknown'}`. Protocol: `evals/PLAN.md`.",
         "",
         f"{result.tests} test functions; whole suite {result.suite_seconds:.1f} s; Guard ingest "
         f"(static + per-test evidence) {result.ingest_seconds:.1f} s. "
@@ -52,21 +136,21 @@ def markdown(result: TargetResult, title: str) -> str:
         "marked (est.) are pytest's start-up plus the selected tests' baseline durations; "
         "`guard` and `testmon` wall times are measured by running their selections.",
         "",
+        *_class_markdown(result),
         "## Per edit",
         "",
-        "| edit | kind | split | failing | "
-        + " | ".join(s.strategy for s in result.summaries)
-        + " |",
-        "| --- | --- | --- | --- | " + " | ".join("---" for _ in result.summaries) + " |",
+        "Tests selected per strategy (`all`: the whole suite; `✗n`: n failing tests not selected).",
+        "",
+    ]
+    names = peers(result) + [s.strategy for s in result.summaries if s.strategy not in PEERS]
+    lines += [
+        "| edit | kind | split | failing | " + " | ".join(names) + " |",
+        "| --- | --- | --- | ---: | " + " | ".join("---:" for _ in names) + " |",
     ]
     for row in result.rows:
-        sizes = [
-            ("all" if row["sizes"].get(s.strategy) is None else str(row["sizes"][s.strategy]))
-            for s in result.summaries
-        ]
         lines.append(
             f"| {row['edit']} | {row['kind']} | {row['split']} | {row['failing']} | "
-            + " | ".join(sizes)
+            + " | ".join(_size(row, n) for n in names)
             + " |"
         )
     kinds = Counter(r["kind"] for r in result.rows)
@@ -104,8 +188,9 @@ def plot(result: TargetResult, path: Path) -> None:
 def write(result: TargetResult, title: str, out: Path = REPORTS) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{result.target}.md").write_text(markdown(result, title), encoding="utf-8")
+    raw = {**attrs.asdict(result), "classes": by_class(result.rows, peers(result))}
     (out / f"{result.target}.json").write_text(
-        json.dumps(attrs.asdict(result), indent=1, default=sorted) + "\n", encoding="utf-8"
+        json.dumps(raw, indent=1, default=sorted) + "\n", encoding="utf-8"
     )
     plot(result, out / f"{result.target}.png")
     return out / f"{result.target}.md"

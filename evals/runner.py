@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import time
@@ -12,8 +13,9 @@ from typing import Any
 import attrs
 
 from evals import strategies
-from evals.edits import Edit, apply, revert
-from evals.metrics import Outcome, Summary, summarise
+from evals.coverage_select import CoverageSelector
+from evals.edits import SPLIT, Edit, apply, revert
+from evals.metrics import Outcome, Summary, summarise, time_saved
 from evals.pytest_run import SuiteRun, run_pytest
 from evals.targets import WORK, Prepared, optional_install, prepare
 from evals.truth import TRUTH, Truth, TruthCache, ground_truth
@@ -30,6 +32,36 @@ class TargetResult:
     ingest_seconds: float
     summaries: tuple[Summary, ...]
     rows: tuple[dict[str, Any], ...]  # per edit: kind, truth, per-strategy selection size
+    split_sha256: str = ""  # sha256 of the split file's bytes: which frozen edits
+    edits_sha256: str = ""  # sha256 of the measured edits (id and diff, in order): which subset
+    guard_commit: str = ""  # the Guard commit measured, "+dirty" when src/ or evals/ differ
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def split_digest(path: Path = SPLIT) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def edits_digest(edits: Sequence[Edit]) -> str:
+    digest = hashlib.sha256()
+    for edit in edits:
+        digest.update(f"{edit.id}\0{edit.diff}\0".encode())
+    return digest.hexdigest()
+
+
+def guard_commit(root: Path = ROOT) -> str:
+    """HEAD of Guard's repository, marked dirty when its code or harness has local changes
+    (the truth cache and reports, which a run itself writes, don't count)."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=False).stdout.strip()  # fmt: skip
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    dirty = git("status", "--porcelain", "--", "src", "evals", ":(exclude)evals/truth")
+    return head + ("+dirty" if dirty else "")
 
 
 def stop_server(repo: Path) -> None:
@@ -60,9 +92,11 @@ def evaluate(
     log: Log = print,
     work: Path = WORK,
     truth_dir: Path = TRUTH,
+    split: Path = SPLIT,
 ) -> TargetResult:
     from evals.targets import TARGETS
 
+    commit = guard_commit()  # before the run writes its truth cache
     prepared = prepare(TARGETS[target_name], work)
     log(f"[{target_name}] baseline suite")
     baseline = run_pytest(prepared.python, prepared.repo, None, prepared.target.pytest_args)
@@ -71,7 +105,9 @@ def evaluate(
     if testmon and prepared.target.testmon and optional_install(prepared.python, "pytest-testmon"):
         peer = strategies.Testmon(prepared, work)
         peer.build()
-    log(f"[{target_name}] {len(baseline.seconds)} tests, {baseline.wall:.1f} s; guard ingest")
+    log(f"[{target_name}] {len(baseline.seconds)} tests, {baseline.wall:.1f} s; per-test coverage")
+    coverage = CoverageSelector.build(prepared, universe, work)
+    log(f"[{target_name}] guard ingest")
     ingest_seconds = ingest(prepared)
     cache = TruthCache(prepared, fresh_truth, truth_dir)
     guards = {
@@ -98,6 +134,7 @@ def evaluate(
                 for name, g in guards.items():
                     picks[name] = strategies.guard_selection(g)
                 picks["guard"] = _measured(prepared, picks["guard"], baseline.wall)
+                picks["coverage"] = coverage.select(edit)
                 if peer is not None:
                     picks["testmon"] = peer.select()
             finally:
@@ -115,6 +152,9 @@ def evaluate(
                     "failing": len(truth.failing),
                     "sizes": {
                         k: None if p.tests is None else len(p.tests) for k, p in picks.items()
+                    },
+                    "savings": {
+                        k: round(time_saved(p.tests, baseline.seconds), 4) for k, p in picks.items()
                     },
                     "missed": {
                         k: sorted(o[-1].escaped()) for k, o in outcomes.items() if o[-1].escaped()
@@ -134,7 +174,15 @@ def evaluate(
         summarise(name, outs, baseline.seconds, run_all_wall) for name, outs in outcomes.items()
     )
     return TargetResult(
-        target_name, len(baseline.seconds), baseline.wall, ingest_seconds, summaries, tuple(rows)
+        target_name,
+        len(baseline.seconds),
+        baseline.wall,
+        ingest_seconds,
+        summaries,
+        tuple(rows),
+        split_sha256=split_digest(split),
+        edits_sha256=edits_digest(edits),
+        guard_commit=commit,
     )
 
 

@@ -38,8 +38,9 @@ class Universe:
     """The baseline suite: test function ids grouped by file."""
 
     def __init__(self, tests: Iterable[str]) -> None:
+        self.all = frozenset(tests)
         self.by_file: dict[str, set[str]] = {}
-        for test in tests:
+        for test in self.all:
             self.by_file.setdefault(test.split("::", 1)[0], set()).add(test)
 
     def in_files(self, files: Iterable[str]) -> frozenset[str]:
