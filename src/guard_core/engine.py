@@ -224,9 +224,8 @@ class Engine:
             via = {d.id: d.via for d in cs.dependents}
             for e in self.store.covering_tests(sorted(via), 0.0, lines=False):
                 selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
-        if not s.seed_policy and any(r.names for r in cs.regions):
-            for test in self.store.doctest_items():  # read names through their namespace
-                selection.add(test, Reason("doctest", "doctests read names no index sees"))
+        if not s.seed_policy:
+            self._doctests(cs, selection)
         if judged and not s.seed_policy:
             for test in self.store.spawning_tests():
                 selection.add(test, Reason(
@@ -380,6 +379,18 @@ class Engine:
             return
         select_readers(self.store, region.names, evidence, selection, region.id,
                        s.min_confidence, open_classes)  # fmt: skip
+
+    def _doctests(self, cs: ChangeSet, selection: Selection) -> None:
+        """Doctest items read values through their namespace, which no index sees: a changed
+        module-level or class-body binding selects them all; a changed docstring, the
+        doctests of its file (the docstring may be one). Calls they make are in evidence."""
+        values = any(r.names and r.region is not RegionKind.FUNCTION for r in cs.regions)
+        docs = {r.file for r in cs.regions if r.doc_changed}
+        if not values and not docs:
+            return
+        for test in self.store.doctest_items():
+            if values or split_id(test)[0] in docs:
+                selection.add(test, Reason("doctest", "doctests read names no index sees"))
 
     @staticmethod
     def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:

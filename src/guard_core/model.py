@@ -155,6 +155,7 @@ class ChangedRegion:
     owner_class: str | None = None
     open_class: bool = False
     docstring_only: bool = False  # only a function's docstring changed: no call runs it
+    doc_changed: bool = False  # its docstring changed (a doctest may live there)
 
 
 @attrs.frozen

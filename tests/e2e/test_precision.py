@@ -177,3 +177,36 @@ def test_a_docstring_that_a_registering_decorator_copies_selects_the_command_use
     d = guard.check()
     assert CLI_HELP in d.tests
     assert guard.run(stream=False).failed == [CLI_HELP]
+
+
+def test_a_new_keyword_parameter_with_a_default_selects_the_covering_tests_only(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/shapes.py", "def scaled(side):", "def scaled(side, *, factor=None):")
+    d = guard.check()
+    assert d.tests == (SCALED,)
+
+
+def test_a_new_required_parameter_selects_the_callers(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/shapes.py", "def label(side):", "def label(side, unit):")
+    d = guard.check()
+    assert LABEL in d.tests
+    assert guard.run(stream=False).failed == [LABEL]
+
+
+def test_a_rename_with_every_use_updated_is_not_run_all(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/shapes.py", "def label(side):", "def describe(side):")
+    test = tree / "tests/test_shapes.py"
+    test.write_text(test.read_text().replace("label", "describe"))
+    d = guard.check()
+    assert d.level is not Level.RUN_ALL
+    assert "tests/test_shapes.py::test_describe" in d.tests
+    assert not {DUMP, EDGES, HELP} & set(d.tests)  # the test module's import line: its tests
+    assert guard.run(stream=False).exit_code == 0
+
+
+def test_a_rename_that_leaves_a_use_behind_selects_it(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/shapes.py", "def scaled(side):", "def doubled(side):")
+    d = guard.check()
+    assert SCALED in d.tests
+    assert guard.run(stream=False).exit_code == 1

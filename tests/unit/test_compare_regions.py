@@ -8,9 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard_adapters.python.compare import compare_modules
+from guard_adapters.python.compare import SIGNATURE_ATTRIBUTES, compare_modules
 from guard_adapters.python.regions import extract_regions
 from guard_core.model import ChangeKind
+
+
+def signature_names(name: str) -> tuple[str, ...]:
+    return tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
+
 
 BASE = '''\
 """Module doc."""
@@ -134,6 +139,30 @@ CASES = [
         "signature default",
         "def helper(a, b=1):",
         "def helper(a, b=2):",
+        {"helper": ("modified", False, True, signature_names("pkg.m.helper"), False)},
+    ),
+    (
+        "new keyword parameter with a default",
+        "def helper(a, b=1):",
+        "def helper(a, b=1, *, c=None):",
+        {"helper": ("modified", False, True, signature_names("pkg.m.helper"), False)},
+    ),
+    (
+        "removed parameter: every caller",
+        "def helper(a, b=1):",
+        "def helper(a):",
+        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+    ),
+    (
+        "new required parameter: every caller",
+        "def helper(a, b=1):",
+        "def helper(a, c, b=1):",
+        {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
+    ),
+    (
+        "default removed: every caller",
+        "def helper(a, b=1):",
+        "def helper(a, b):",
         {"helper": ("modified", False, True, ("pkg.m.helper",), False)},
     ),
     (
@@ -211,7 +240,7 @@ CASES = [
                 "modified",
                 False,
                 True,
-                ("pkg.m.outer.<locals>.inner",),
+                signature_names("pkg.m.outer.<locals>.inner"),
                 False,
             ),
         },

@@ -99,6 +99,58 @@ def _body_change(
     )  # fmt: skip
 
 
+SIGNATURE_ATTRIBUTES = ("__signature__", "__defaults__", "__kwdefaults__", "__annotations__",
+                        "__code__", "__wrapped__")  # fmt: skip
+
+
+def _params(args: ast.arguments) -> list[tuple[str, str]]:
+    """(kind, name) of each parameter, in order."""
+    out = [("posonly", a.arg) for a in args.posonlyargs] + [("pos", a.arg) for a in args.args]
+    if args.vararg:
+        out.append(("*", args.vararg.arg))
+    out += [("kwonly", a.arg) for a in args.kwonlyargs]
+    if args.kwarg:
+        out.append(("**", args.kwarg.arg))
+    return out
+
+
+def _optional(args: ast.arguments) -> set[str]:
+    positional = [*args.posonlyargs, *args.args]
+    with_default = positional[len(positional) - len(args.defaults):] if args.defaults else []
+    kw = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    star = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return {a.arg for a in (*with_default, *kw, *star)}
+
+
+def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
+    """Whether every call the old signature accepted binds the same way under the new one
+    (only new optional parameters after the old ones, defaults or annotations changed): then
+    only the calls that run the body can notice, and the code reading the signature."""
+    if not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef) or type(old) is not type(new):
+        return False
+    assert isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef)
+    if old.name != new.name or [ast.dump(d) for d in old.decorator_list] != [
+        ast.dump(d) for d in new.decorator_list
+    ]:
+        return False
+    before, after = _params(old.args), _params(new.args)
+    kept = [p for p in after if p in before]
+    if kept != before:
+        return False  # a parameter removed, renamed, moved or of another kind
+    optional_before, optional_after = _optional(old.args), _optional(new.args)
+    if not optional_before <= optional_after:
+        return False  # a default removed: calls that omitted it now fail
+    added = [p for p in after if p not in before]
+    if any(name not in optional_after and kind != "kwonly" for kind, name in added):
+        return False
+    if any(kind == "kwonly" and name not in optional_after for kind, name in added):
+        return False
+    positions = [i for i, p in enumerate(after) if p in added and p[0] in ("pos", "posonly")]
+    last_old = max((i for i, p in enumerate(after) if p in before and p[0] in ("pos", "posonly")),
+                   default=-1)  # fmt: skip
+    return all(i > last_old for i in positions)  # a new positional before an old one shifts
+
+
 def _function_change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
     kind: ChangeKind,
@@ -116,12 +168,17 @@ def _function_change(
     doc_only = definition_changed and not body_changed and not header_moved
     if doc_only and not _impure(decorators):  # a registering decorator may copy it (click)
         names = (f"{name}.__doc__",)  # read as f.__doc__, never by a call
+    elif (definition_changed and not body_changed and old is not None and new is not None
+          and old.doc == new.doc and compatible_signature(old.node, new.node)
+          and not _impure(decorators)):  # fmt: skip
+        names = tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
     return ChangedRegion(
         id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
         old_id=old.id if old and old.id != rid else None,
         dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
         body_changed=body_changed, definition_changed=definition_changed,
         names=names, docstring_only=doc_only and not _impure(decorators),
+        doc_changed=(old.doc if old else None) != (new.doc if new else None),
         side_effects=definition_changed and header_moved and _impure(decorators),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),

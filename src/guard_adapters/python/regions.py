@@ -187,6 +187,10 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 _OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
 _DOC_READS = frozenset({"help", "getdoc", "cleandoc", "render_doc", "getcomments"})
+_SIGNATURE_READS = frozenset(
+    {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints", "wraps",
+     "update_wrapper", "partial"}
+)  # fmt: skip
 
 
 def attribute_reads(node: ast.AST) -> frozenset[str]:
@@ -206,6 +210,8 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
                 out.add("*")
             if name in _DOC_READS or name == "pydoc":
                 out.add("__doc__")
+            if name in _SIGNATURE_READS:
+                out.add("__signature__")
     return frozenset(out)
 
 
