@@ -96,6 +96,42 @@ class Sample:
     def assert_graph_unchanged(self) -> None:
         assert graph_counts(self.env, self.repo) == self.counts, "a read-only command wrote"
 
+    def ingest(self) -> None:
+        """(Re)write the sample's evidence from scratch: a fresh graph at the base commit."""
+        env = {"GUARD_FALKORDB_URL": self.url, "GUARD_GRAPH": self.graph}
+        with Guard.open(self.repo, env=env) as g:
+            g.store.clear()
+            g.store.ensure_schema()
+            ingest_coverage(self.repo, g.store)
+        self.counts = graph_counts(self.env, self.repo)
+        self.ingested_counts = dict(self.counts)
+        self._graph_command("GRAPH.COPY", self.graph, self.backup, ignore_missing=False)
+
+    @property
+    def backup(self) -> str:
+        return self.graph + ":backup"
+
+    def _graph_command(self, *args: str, ignore_missing: bool = True) -> None:
+        from falkordb import FalkorDB
+
+        db = FalkorDB.from_url(self.url)
+        try:
+            if args[0] == "GRAPH.COPY":
+                self._graph_command("GRAPH.DELETE", args[2])
+            db.connection.execute_command(*args)
+        except Exception as exc:  # a graph that is not there
+            if not ignore_missing:
+                raise
+            assert "empty key" in str(exc) or "Invalid graph" in str(exc), exc
+        finally:
+            db.connection.close()
+
+    def restore_graph(self) -> None:
+        """A scenario that failed may have written (a ghost test): later scenarios must not
+        inherit its damage, so the graph is put back as the ingest left it."""
+        self._graph_command("GRAPH.COPY", self.backup, self.graph, ignore_missing=False)
+        self.counts = self.ingested_counts
+
     def reset(self) -> None:
         (self.repo / ".git" / "config").write_bytes(self.git_config)
         reset_tree(self.repo, self.base)
@@ -110,14 +146,8 @@ def sample_factory(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) 
         dirname: str = "sample",
     ) -> Sample:  # fmt: skip
         repo = build_repo(tmp_path_factory.mktemp(f"hostile-{label}") / dirname, files)
-        graph = unique_graph(label)
-        env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": graph}
-        with Guard.open(repo, env=env) as g:
-            g.store.clear()
-            g.store.ensure_schema()
-            ingest_coverage(repo, g.store)
-        sample = Sample(repo, falkordb_url, graph, suite)
-        sample.counts = graph_counts(sample.env, repo)
+        sample = Sample(repo, falkordb_url, unique_graph(label), suite)
+        sample.ingest()
         assert sample.counts.get("tests"), sample.counts
         sample.reset()
         made.append(sample)
@@ -127,6 +157,7 @@ def sample_factory(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) 
     for sample in made:
         with Guard.open(sample.repo, env=sample.env) as g:
             g.store.clear()
+        sample._graph_command("GRAPH.DELETE", sample.backup)
 
 
 @pytest.fixture(scope="module")

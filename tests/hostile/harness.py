@@ -269,15 +269,17 @@ def assert_no_traceback(result: Result, *, guard_frames_only: bool = False) -> N
     tracebacks are expected: there only a traceback through Guard's code counts."""
     text = result.stdout + result.stderr
     if guard_frames_only:
-        assert not (TRACEBACK in text and GUARD_FRAME.search(text)), result.describe()
+        assert not (TRACEBACK in text and GUARD_FRAME.search(text)), (
+            "a traceback through Guard's code: " + result.describe()
+        )
     else:
-        assert TRACEBACK not in text, result.describe()
+        assert TRACEBACK not in text, "a Python traceback: " + result.describe()
 
 
 def assert_clear_error(result: Result) -> None:
     """A short, clear error: exit 2, a message, no traceback."""
-    assert result.returncode == 2, result.describe()
     assert_no_traceback(result)
+    assert result.returncode == 2, "expected a clear exit-2 error: " + result.describe()
     message = result.stderr.strip() or result.stdout.strip()
     assert message, result.describe()
     assert len(message.splitlines()) <= 15, result.describe()
