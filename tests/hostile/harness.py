@@ -381,6 +381,7 @@ def graph_counts(env: Mapping[str, str], repo: Path) -> dict[str, Any]:
 def reset_tree(repo: Path, base: str) -> None:
     """Back to the committed sample: no merge, no index change, no untracked file."""
     git(repo, "merge", "--abort", check=False)
+    git(repo, "checkout", "-q", "-f", "main", check=False)
     git(repo, "reset", "-q", "--hard", base)
     git(repo, "clean", "-qfdx", "-e", ".guard")
     git(repo, "stash", "clear")
