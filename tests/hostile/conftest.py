@@ -24,6 +24,7 @@ from tests.hostile.harness import (
     guard_env,
     reset_tree,
     run_guard,
+    tree_changes,
     tree_state,
     unique_graph,
 )
@@ -50,9 +51,10 @@ class Sample:
         before = tree_state(self.repo) if same_tree else None
         out = run_guard({**self.env, **(env or {})}, *args, cwd=cwd, timeout=timeout)
         if before is not None:
-            assert tree_state(self.repo) == before, (
-                f"guard {args[0]} changed the working tree, the index or the stash\n"
-                + out.describe()
+            changes = tree_changes(before, tree_state(self.repo))
+            assert not changes, (
+                f"guard {args[0]} changed the working tree, the index or the stash: "
+                f"{changes[:5]}\n" + out.describe()
             )
         return out
 

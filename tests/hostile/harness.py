@@ -344,10 +344,10 @@ def summary(decision: Mapping[str, Any]) -> str:
 _CACHES = {".git", ".guard", "__pycache__", ".pytest_cache"}
 
 
-def tree_state(repo: Path) -> str:
-    """A digest of what the user owns: the working tree (every file's bytes, symlinks by
-    target), the index, the stash and HEAD."""
-    h = hashlib.sha256()
+def tree_state(repo: Path) -> dict[str, str]:
+    """What the user owns: the working tree (every file's bytes, symlinks by target), the
+    index, the stash and HEAD; compare two with :func:`tree_changes`."""
+    state: dict[str, str] = {}
     if (repo / ".git").exists():
         for args in (
             ("status", "--porcelain=v2", "-z", "--untracked-files=all"),
@@ -356,19 +356,31 @@ def tree_state(repo: Path) -> str:
             ("rev-parse", "--verify", "-q", "HEAD"),
             ("symbolic-ref", "-q", "HEAD"),
         ):
-            h.update(repr(args).encode())
-            h.update(git(repo, *args, check=False).encode("utf-8", "surrogateescape"))
+            state["git " + " ".join(args)] = git(repo, *args, check=False)
     for dirpath, dirnames, filenames in os.walk(repo, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in _CACHES)
         here = Path(dirpath)
         for name in sorted(filenames) + [d for d in dirnames if (here / d).is_symlink()]:
             path = here / name
-            h.update(os.fsencode(path.relative_to(repo)))
+            key = os.fsdecode(path.relative_to(repo))
             if path.is_symlink():
-                h.update(b"-> " + os.fsencode(os.readlink(path)))
+                state[key] = "-> " + os.readlink(path)
             else:
-                h.update(hashlib.sha256(path.read_bytes()).digest())
-    return h.hexdigest()
+                state[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+def tree_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    changes = []
+    for key in sorted(set(before) | set(after)):
+        if before.get(key) != after.get(key):
+            if key.startswith("git "):
+                changes.append(f"{key}: {before.get(key)!r} -> {after.get(key)!r}")
+            elif key in before and key in after:
+                changes.append(f"{key}: changed")
+            else:
+                changes.append(f"{key}: {'added' if key in after else 'removed'}")
+    return changes
 
 
 def graph_counts(env: Mapping[str, str], repo: Path) -> dict[str, Any]:
@@ -383,7 +395,7 @@ def reset_tree(repo: Path, base: str) -> None:
     git(repo, "merge", "--abort", check=False)
     git(repo, "checkout", "-q", "-f", "main", check=False)
     git(repo, "reset", "-q", "--hard", base)
-    git(repo, "clean", "-qfdx", "-e", ".guard")
+    git(repo, "clean", "-qfdx")  # .guard/ too: the suite's stores are all shared servers
     git(repo, "stash", "clear")
 
 

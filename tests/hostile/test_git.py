@@ -25,6 +25,7 @@ from tests.hostile.harness import (
     replace,
     run_guard,
     summary,
+    tree_changes,
     tree_state,
     unique_graph,
     write,
@@ -299,7 +300,7 @@ def test_repository_without_history(
         out = run_guard(env, command[0], "--repo", str(repo), *command[1:])
         assert_no_traceback(out)
         assert out.returncode in (0, 2), out.describe()
-    assert tree_state(repo) == before
+    assert not tree_changes(before, tree_state(repo))
 
 
 def test_detached_head(sample: Sample) -> None:
@@ -360,3 +361,22 @@ def test_caller_git_environment(sample: Sample, tmp_path: Path, variable: str) -
         assert out.returncode == 0, out.describe()
         assert_wider(out.json(), MUL, SUITE)
     sample.assert_graph_unchanged()
+
+
+def test_check_after_a_cli_ingest_leaves_git_status_clean(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    """A repository ingested with `guard ingest-coverage` (shared server, no `guard init`):
+    a later `guard check` must not make Guard's state show up in `git status`."""
+    repo = build_repo(tmp_path / "repo", SAMPLE)
+    env = guard_env(falkordb_url, unique_graph("status"))
+    out = run_guard(env, "ingest-coverage", str(repo), "--json")
+    assert out.returncode == 0, out.describe()
+    git(repo, "clean", "-qfdx")
+    break_mul(repo)
+    before = tree_state(repo)
+    out = run_guard(env, "check", "--repo", str(repo), "--json")
+    assert out.returncode == 0, out.describe()
+    assert_wider(out.json(), MUL, SUITE)
+    changed = tree_changes(before, tree_state(repo))
+    assert not changed, f"guard check changed what git shows: {changed}"
