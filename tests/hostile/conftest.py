@@ -20,6 +20,7 @@ from tests.hostile.harness import (
     assert_no_traceback,
     build_repo,
     git,
+    graph_census,
     graph_counts,
     guard_env,
     reset_tree,
@@ -82,7 +83,7 @@ class Sample:
         )
         assert_no_traceback(out, guard_frames_only=True)
         # a run records itself (Run, FAILED_IN): the read-only baseline moves with it
-        self.counts = graph_counts(self.env, self.repo)
+        self.counts = self.census()
         return out
 
     def assert_run_fails(
@@ -95,8 +96,12 @@ class Sample:
         )
         return out
 
+    def census(self) -> dict[str, int]:
+        return graph_census(self.url, self.graph)
+
     def assert_graph_unchanged(self) -> None:
-        assert graph_counts(self.env, self.repo) == self.counts, "a read-only command wrote"
+        now = self.census()
+        assert now == self.counts, f"a read-only command wrote: {now} != {self.counts}"
 
     def ingest(self) -> None:
         """(Re)write the sample's evidence from scratch: a fresh graph at the base commit."""
@@ -105,7 +110,9 @@ class Sample:
             g.store.clear()
             g.store.ensure_schema()
             ingest_coverage(self.repo, g.store)
-        self.counts = graph_counts(self.env, self.repo)
+        stats = graph_counts(self.env, self.repo)  # `guard stats` reads what was written
+        assert stats.get("tests"), stats
+        self.counts = self.census()
         self.ingested_counts = dict(self.counts)
         self._graph_command("GRAPH.COPY", self.graph, self.backup, ignore_missing=False)
 
@@ -150,7 +157,6 @@ def sample_factory(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) 
         repo = build_repo(tmp_path_factory.mktemp(f"hostile-{label}") / dirname, files)
         sample = Sample(repo, falkordb_url, unique_graph(label), suite)
         sample.ingest()
-        assert sample.counts.get("tests"), sample.counts
         sample.reset()
         made.append(sample)
         return sample

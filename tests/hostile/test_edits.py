@@ -336,15 +336,16 @@ def _break_pyproject(repo: Path) -> None:
 
 
 def test_broken_pyproject_stats_warns_then_reports(sample: Sample) -> None:
+    from tests.hostile.harness import assert_no_traceback, graph_counts
+
+    expected = graph_counts(sample.env, sample.repo)
     _break_pyproject(sample.repo)
     out = sample.guard("stats", "--json", "--repo", str(sample.repo))
-    from tests.hostile.harness import assert_no_traceback
-
     assert_no_traceback(out)
     assert out.returncode == 0, out.describe()
     assert "pyproject" in out.stderr, "no warning about the broken config\n" + out.describe()
     data = out.json()
-    assert {k: v for k, v in data.items() if not k.startswith("elapsed")} == sample.counts
+    assert {k: v for k, v in data.items() if not k.startswith("elapsed")} == expected
 
 
 @pytest.mark.parametrize("command", ["callers", "covering-tests"])
@@ -363,3 +364,34 @@ def test_broken_pyproject_check_is_run_all(sample: Sample) -> None:
     decision = sample.check()
     assert decision["level"] == "run-all", decision
     sample.assert_run_fails()
+
+
+@pytest.fixture(scope="module")
+def mine_shared(sample_factory: Callable[..., Sample]) -> Sample:
+    """The sample whose pyproject chooses the plug-in's policy by name: only it votes."""
+    from tests.hostile.harness import SAMPLE
+
+    files = {
+        **SAMPLE,
+        "pyproject.toml": SAMPLE["pyproject.toml"] + '\n[tool.guard]\npolicies = ["mine"]\n',
+    }
+    return sample_factory("edits-mine", files)
+
+
+@pytest.mark.parametrize(
+    "name", ["conftest-fixture-edit", "new-conftest-overrides-fixture", "unparsable-test-file"]
+)
+def test_policy_chosen_by_name_votes_subset(
+    mine_shared: Sample, subset_plugin: dict[str, str], name: str
+) -> None:
+    from tests.hostile.harness import assert_wider
+
+    mine_shared.reset()
+    try:
+        edit, must = EDITS[name]
+        edit(mine_shared.repo)
+        decision = mine_shared.check(env=subset_plugin)
+        assert_wider(decision, must, SUITE)
+        mine_shared.assert_run_fails(env=subset_plugin)
+    finally:
+        mine_shared.reset()
