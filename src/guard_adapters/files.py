@@ -31,6 +31,17 @@ def read_text(path: Path) -> str:
         raise GuardError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
 
+def ensure_state_dir(path: Path) -> Path:
+    """Guard's state folder (``.guard/``), created with a ``.gitignore`` that keeps all of it
+    out of every diff and ``git status``, as virtualenvs do."""
+    path.mkdir(parents=True, exist_ok=True)
+    ignore = path / ".gitignore"
+    if not ignore.exists():
+        with contextlib.suppress(OSError):
+            ignore.write_text("# created by guard\n*\n", encoding="utf-8")
+    return path
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.conftest import Sample
-from tests.hostile.harness import SUITE, C, git, replace, write
+from tests.hostile.harness import SUITE, C, git, replace, selected, write
 
 TEXT = "tests/test_text.py::test_words"
 CORE = [t for t in SUITE if t.startswith(C)]
@@ -252,7 +252,7 @@ def test_run_all_lists_new_untracked_tests(sample: Sample) -> None:
     suite = [*SUITE, NEW_TEST]
     decision = sample.check(suite=suite)
     assert decision["level"] == "run-all", decision
-    assert decision["tests"] is None or NEW_TEST in decision["tests"], decision["tests"]
+    assert selected(decision, NEW_TEST), decision["tests"]
     sample.assert_run_fails()
 
 

@@ -176,7 +176,9 @@ def stop_worker(state_dir: Path) -> bool:
 
 
 def main(state_dir: Path) -> None:
-    state_dir.mkdir(parents=True, exist_ok=True)
+    from guard_adapters.files import ensure_state_dir
+
+    ensure_state_dir(state_dir)
     lock = open(state_dir / "worker.lock", "w")  # noqa: SIM115 - held for the process' life
     for attempt in range(_LOCK_TRIES):  # a worker that just stepped aside may still be exiting
         try:

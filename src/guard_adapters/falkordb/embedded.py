@@ -20,6 +20,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from guard_adapters.files import ensure_state_dir
 from guard_core.errors import StoreUnavailable
 from guard_core.logs import get_logger
 
@@ -142,11 +143,8 @@ class EmbeddedServer:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        ensure_state_dir(self.data_dir.parent)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.data_dir.parent / ".gitignore"
-        if not ignore.exists():  # keep Guard's state out of every diff, as virtualenvs do
-            with contextlib.suppress(OSError):
-                ignore.write_text("# created by guard\n*\n", encoding="utf-8")
         with open(self.lock_file, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

@@ -29,13 +29,23 @@ _NULL_BLOB = re.compile(r"^0+$")
 
 def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     """Tracked changes (staged and unstaged) against ``base``, plus untracked files."""
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the two git processes run side by side
+    with ThreadPoolExecutor(max_workers=2) as pool:  # the git processes run side by side
         others = pool.submit(git, repo, "ls-files", "-z", "--others", "--exclude-standard",
+                             binary=True)  # fmt: skip
+        # Python files a user's own excludes hide still import: only the repository's
+        # .gitignore decides for them
+        hidden = pool.submit(git, repo, "-c", "core.excludesFile=/dev/null", "ls-files", "-z",
+                             "--others", "--exclude-per-directory=.gitignore", "--", "*.py",
                              binary=True)  # fmt: skip
         raw = git(repo, "diff", "--raw", *DIFF_FLAGS, "-M", "--no-abbrev", base, "--",
                   binary=True)  # fmt: skip
         untracked = others.result()
-    assert isinstance(raw, bytes) and isinstance(untracked, bytes)
+        python = hidden.result()
+    assert isinstance(raw, bytes) and isinstance(untracked, bytes) and isinstance(python, bytes)
+    untracked = b"\0".join(sorted(
+        {p for p in untracked.split(b"\0") if p}
+        | {p for p in python.split(b"\0") if p and not _environment_path(repo, p)}
+    ))  # fmt: skip
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
     if fields and fields[-1] == "":
         fields.pop()
@@ -60,6 +70,20 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
             i += 2
     out = _with_untracked(repo, out, [os.fsdecode(p) for p in untracked.split(b"\0") if p])
     return [e for e in out if not e.path.startswith(STATE_DIR)]
+
+
+_ENVIRONMENT_PARTS = frozenset(
+    {b"site-packages", b"dist-packages", b"node_modules", b".tox", b".nox", b".eggs",
+     b"__pypackages__", b"__pycache__"}
+)  # fmt: skip
+
+
+def _environment_path(repo: Path, path: bytes) -> bool:
+    """A file of an installed environment inside the repository (a virtualenv, tox)."""
+    parts = path.split(b"/")
+    if _ENVIRONMENT_PARTS.intersection(parts):
+        return True
+    return (repo / os.fsdecode(parts[0]) / "pyvenv.cfg").exists() if len(parts) > 1 else False
 
 
 def _with_untracked(repo: Path, entries: list[DiffEntry], untracked: list[str]) -> list[DiffEntry]:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from guard_adapters.files import ensure_state_dir
 from guard_core.config import Settings
 
 _PROBE = (
@@ -89,7 +90,7 @@ def _remembered_site_info(python: str, cache: Path) -> None:
         return
     try:
         data = {key: list(_site_info(python))}
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(cache.parent)
         cache.write_text(json.dumps(data))
     except (OSError, subprocess.SubprocessError, ValueError, KeyError):
         return
