@@ -125,9 +125,10 @@ def _readers(
     - A module object that is held somewhere may reach code that reads ``.NAME`` on it.
     - The same for a function's attributes (``f.__doc__``): calling it reads none of them.
     """
-    rows = store.readers_of(names)
-    holders = {ref for _, _, _, ref in rows
-               if ref not in names and not any(ref.startswith(n + ".") for n in names)}  # fmt: skip
+    stars = {f"{_parent(n)}.*" for n in names if "." in n}  # `from m import *` readers
+    rows = store.readers_of(names | stars)
+    holders = {ref for _, _, _, ref in rows if ref not in names and ref not in stars
+               and not any(ref.startswith(n + ".") for n in names)}  # fmt: skip
     parents = {_parent(n) for n in names if "." in n}
     modules = store.modules_among(holders | parents)
     classes = store.classes_among((holders | parents) - modules)

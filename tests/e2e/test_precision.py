@@ -59,6 +59,13 @@ FILES = {
         "def test_help():\n"
         "    assert 'Say hello.' in CliRunner().invoke(hello, ['--help']).output\n"
     ),
+    "pkg/consts.py": "RATE = 2\nOTHER = 1\n",
+    "pkg/api.py": "from pkg.consts import *\n\n\ndef charge(x):\n    return x * RATE\n",
+    "tests/test_api.py": (
+        "from pkg.api import RATE, charge\n\n\n"
+        "def test_charge():\n    assert charge(1) == 2\n\n\n"
+        "def test_rate():\n    assert RATE == 2\n"
+    ),
     "tests/__init__.py": "",
     "tests/conftest.py": (
         "import pytest\n\nimport pkg\n\n\n"
@@ -210,3 +217,11 @@ def test_a_rename_that_leaves_a_use_behind_selects_it(guard: Guard, tree: Path) 
     d = guard.check()
     assert SCALED in d.tests
     assert guard.run(stream=False).exit_code == 1
+
+
+def test_a_name_re_exported_by_a_star_import_selects_its_readers(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/consts.py", "RATE = 2", "RATE = 3")
+    d = guard.check()
+    assert {"tests/test_api.py::test_charge", "tests/test_api.py::test_rate"} <= set(d.tests)
+    assert not {AREA, SCALED, PERIM, DUMP} & set(d.tests)
+    assert len(guard.run(stream=False).failed) == 2

@@ -652,26 +652,37 @@ class FalkorGraphStore:
         return {p: sorted(ts) for p, ts in out.items()}
 
     def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
-        """Re-exports: for each dotted name, the other names it is imported under."""
+        """Re-exports: for each dotted name, the other names it is imported under (a
+        ``from m import *`` re-exports every name of ``m``)."""
         out: dict[str, list[str]] = {}
+        stars: dict[str, list[str]] = {}
+        for n in set(names):
+            module = n.rpartition(".")[0]
+            if module:
+                stars.setdefault(f"{module}.*", []).append(n)
         rows = self._read(
             "MATCH (f:File) WHERE size(f.alias_targets) > 0 AND "
             "any(t IN f.alias_targets WHERE t IN $names) "
             "WITH f, range(0, size(f.alias_targets) - 1) AS idx UNWIND idx AS i "
             "WITH f, i WHERE f.alias_targets[i] IN $names "
             "RETURN f.alias_targets[i], f.alias_names[i]",
-            {"names": sorted(set(names))},
+            {"names": sorted({*names, *stars})},
         )
         for target, alias in rows:
-            out.setdefault(target, []).append(alias)
+            if target in stars:
+                for name in stars[target]:
+                    out.setdefault(name, []).append(alias[:-1] + name.rpartition(".")[2])
+            else:
+                out.setdefault(target, []).append(alias)
         return out
 
     def importers_of(self, names: Iterable[str]) -> list[str]:
-        """Files that import any of ``names`` by name (``from m import name``)."""
+        """Files that import any of ``names`` by name (``from m import name``, or ``*``)."""
+        stars = {f"{n.rpartition('.')[0]}.*" for n in names if "." in n}
         rows = self._read(
             "MATCH (f:File) WHERE size(f.alias_targets) > 0 AND "
             "any(t IN f.alias_targets WHERE t IN $names) RETURN f.path",
-            {"names": sorted(set(names))},
+            {"names": sorted({*names, *stars})},
         )
         return sorted(r[0] for r in rows)
 

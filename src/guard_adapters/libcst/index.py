@@ -80,6 +80,7 @@ class _RefVisitor(cst.CSTVisitor):
         self.calls: dict[str, dict[str, float]] = defaultdict(dict)
         self.imports: set[str] = set()
         self.aliases: set[tuple[str, str]] = set()
+        self.star_sources: set[str] = set()  # modules this file imports * from
         self._inner: set[int] = set()
 
     def _owner(self, node: cst.CSTNode) -> Region:
@@ -176,6 +177,10 @@ class _RefVisitor(cst.CSTVisitor):
             return
         self.imports.add(target)
         if isinstance(node.names, cst.ImportStar):
+            # every name of ``target`` may now be read here unqualified, and re-exported
+            self.star_sources.add(target)
+            if self._owner(node).kind is RegionKind.MODULE and self.module:
+                self.aliases.add((f"{self.module}.*", f"{target}.*"))
             return
         top_level = self._owner(node).kind is RegionKind.MODULE
         for alias in node.names:  # `from pkg import submodule` imports pkg.submodule
@@ -214,7 +219,9 @@ def index_file(
         ) if r.kind is not RegionKind.FUNCTION else ()  # fmt: skip
         functions.append(FunctionNode(
             id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
-            has_dynamic_dispatch=r.dynamic_dispatch, refs=tuple(sorted(visitor.refs.get(r.id, ()))),
+            has_dynamic_dispatch=r.dynamic_dispatch,
+            refs=tuple(sorted({*visitor.refs.get(r.id, ()), *(
+                f"{m}.*" for m in visitor.star_sources if r.kind is RegionKind.FUNCTION)})),
             statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
             attributes=tuple(sorted(r.attributes)),
         ))  # fmt: skip
