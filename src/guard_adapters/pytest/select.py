@@ -1,0 +1,125 @@
+"""``pytest --guard``: Guard's decision inside pytest's own collection.
+
+Loaded through the ``pytest11`` entry point and off unless asked (``--guard``, or ``guard =
+true`` in the ini file). It keeps the tests the working tree's change needs and deselects the
+rest the pytest way, so ``N deselected`` shows in the summary and ``-k``, ``-m`` and node ids
+intersect with it. Whenever Guard cannot decide (no graph, no evidence, an internal error) it
+deselects nothing and says so in one line. Nothing of Guard is imported unless it is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+_DECISION = pytest.StashKey[Any]()
+_NOTE = pytest.StashKey[str]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("guard", "test selection by Guard")
+    group.addoption("--guard", action="store_true", default=None,
+                    help="run only the tests the working tree's change needs (Guard)")  # fmt: skip
+    group.addoption("--no-guard", action="store_false", dest="guard",
+                    help="turn Guard's selection off, whatever the ini file says")  # fmt: skip
+    group.addoption("--guard-explain", action="store_true", default=False,
+                    help="say why each selected test runs and why the rest do not")  # fmt: skip
+    parser.addini("guard", "select tests with Guard (like --guard)", type="bool", default=False)
+
+
+def _enabled(config: pytest.Config) -> bool:
+    given = config.getoption("guard")
+    return bool(config.getini("guard")) if given is None else bool(given)
+
+
+def _decide(config: pytest.Config) -> tuple[Any, str]:
+    """(the decision or None, a note for the summary)."""
+    try:
+        from guard_adapters.workspace import open_guard
+        from guard_core.errors import GuardError
+    except ImportError as exc:  # pragma: no cover - a broken installation
+        return None, f"Guard is not importable ({exc}); running every test"
+    try:
+        with open_guard(config.rootpath) as guard:
+            info = guard.store.ingest_info()
+            if not info.coverage_sha:
+                return None, ("no evidence for this repository yet (run `guard init`); "
+                              "running every test")  # fmt: skip
+            return guard.check(), ""
+    except GuardError as exc:
+        return None, f"cannot decide ({exc.message}); running every test"
+    except Exception as exc:  # fail safe: an error never deselects anything
+        return None, f"cannot decide ({exc!r}); running every test"
+
+
+def _wanted(nodeid: str, selected: set[str]) -> bool:
+    """Whether an item belongs to a selected id: itself, its test function (parameters
+    collapse into it), or a file or class it lives in."""
+    base = nodeid.split("[", 1)[0]
+    if nodeid in selected or base in selected:
+        return True
+    parts = base.split("::")
+    return any("::".join(parts[:i]) in selected for i in range(1, len(parts)))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    if not _enabled(config) or not items:
+        return
+    decision, note = _decide(config)  # each pytest-xdist worker decides alike: same tree
+    config.stash[_DECISION] = decision
+    if decision is None or decision.level.value == "run-all":
+        config.stash[_NOTE] = note or _run_all_note(decision)
+        return
+    selected = set(decision.tests)
+    keep = [item for item in items if _wanted(item.nodeid, selected)]
+    drop = [item for item in items if not _wanted(item.nodeid, selected)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+    config.stash[_NOTE] = (
+        f"{len(keep)} selected, {len(drop)} deselected ({decision.level.value}, trust "
+        f"{decision.trust:.2f}); {decision.skipped_summary}"
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    decision = session.config.stash.get(_DECISION, None)
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and decision is not None and (
+        decision.level.value != "run-all" and not decision.tests
+    ):
+        session.exitstatus = pytest.ExitCode.OK  # the change needs no test: nothing failed
+
+
+def _run_all_note(decision: Any) -> str:
+    if decision is None:
+        return "running every test"
+    why = "; ".join(o.detail for o in decision.overrides) or "trust too low"
+    return f"run-all: {why}"
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    note = config.stash.get(_NOTE, "")
+    return f"guard: {note}" if note and _enabled(config) else None
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if not _enabled(config) or not config.getoption("guard_explain"):
+        return
+    decision = config.stash.get(_DECISION, None)
+    write = terminalreporter.write_line
+    terminalreporter.section("guard")
+    if decision is None:
+        write(config.stash.get(_NOTE, "Guard did not decide"))
+        return
+    for o in decision.overrides:
+        write(f"override {o.kind}: {o.detail}")
+    if decision.level.value != "run-all":
+        for test in decision.tests:
+            reasons = "; ".join(r.text for r in decision.reasons.get(test, ())[:2])
+            write(f"{test}: {reasons}")
+    write(decision.skipped_summary or "")

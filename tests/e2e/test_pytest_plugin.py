@@ -1,0 +1,102 @@
+"""``pytest --guard`` on a real project: real pytest subprocesses, real FalkorDB."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.coverage.ingest import ingest_coverage
+from guard_core.api import Guard
+from tests.conftest import make_repo
+from tests.integration.sample_project import FILES
+
+PROJECT = {
+    **FILES,
+    "tests/test_a.py": FILES["tests/test_a.py"].replace("assert n % 2 == 0", "assert True"),
+}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[dict]:
+    root = tmp_path_factory.mktemp("plugin")
+    repo = make_repo(root / "sample", PROJECT)
+    env = {**os.environ, "GUARD_FALKORDB_URL": falkordb_url, "GUARD_WORKER": "0",
+           "GUARD_GRAPH": f"test:plugin-{os.getpid()}", "FLAKY_COUNTER": str(root / "n")}
+    with Guard.open(repo, env=env) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        os.environ["FLAKY_COUNTER"] = env["FLAKY_COUNTER"]
+        ingest_coverage(repo, g.store)
+        yield {"repo": repo, "env": env}
+        g.store.clear()
+
+
+@pytest.fixture
+def repo(project: dict) -> Iterator[Path]:
+    yield project["repo"]
+    subprocess.run(["git", "-C", str(project["repo"]), "checkout", "-q", "--", "."], check=True)
+
+
+def pytest_in(project: dict, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=project["repo"], env={**project["env"], **env}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+def break_mul(repo: Path) -> None:
+    core = repo / "pkg/core.py"
+    core.write_text(core.read_text().replace("return a * b", "return a * b + 1"))
+
+
+def test_a_breaking_edit_runs_the_failing_tests_and_deselects_the_rest(
+    project: dict, repo: Path
+) -> None:
+    break_mul(repo)
+    out = pytest_in(project, "--guard", "-q")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "3 failed" in out.stdout and "deselected" in out.stdout  # test_param[1,2], double
+    assert "test_add" not in out.stdout.replace("deselected", "")
+
+
+def test_no_edit_runs_nothing_and_passes(project: dict, repo: Path) -> None:
+    out = pytest_in(project, "--guard", "-q")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "passed" not in out.stdout and "deselected" in out.stdout
+
+
+def test_k_narrows_the_selection_further(project: dict, repo: Path) -> None:
+    break_mul(repo)
+    out = pytest_in(project, "--guard", "-q", "-k", "double")
+    assert out.returncode == 1 and "1 failed" in out.stdout, out.stdout
+
+
+def test_the_ini_option_turns_it_on_and_explain_says_why(project: dict, repo: Path) -> None:
+    break_mul(repo)
+    out = pytest_in(project, "-q", "-o", "guard=true", "--guard-explain")
+    assert out.returncode == 1 and "deselected" in out.stdout
+    assert "covers pkg/core.py::mul" in out.stdout
+
+
+def test_an_unreachable_graph_runs_every_test_with_one_warning(
+    project: dict, repo: Path
+) -> None:
+    break_mul(repo)
+    out = pytest_in(project, "--guard", "-q", GUARD_FALKORDB_URL="redis://127.0.0.1:1")
+    assert out.returncode == 1
+    assert "deselected" not in out.stdout and "guard: " in out.stdout
+    assert "Traceback" not in out.stdout + out.stderr
+    assert "3 failed, 5 passed" in out.stdout  # every test ran
+
+
+def test_xdist_workers_select_the_same_tests(project: dict, repo: Path) -> None:
+    break_mul(repo)
+    out = pytest_in(project, "--guard", "-q", "-n", "2")
+    assert out.returncode == 1 and "3 failed" in out.stdout, out.stdout
+    assert "passed" not in out.stdout
