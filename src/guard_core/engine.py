@@ -362,7 +362,10 @@ class Engine:
                     self._importers(region.file, selection, "import-time-code", region.id)
                 return
             localised = lines_apply and region.hunks and not region.definition_changed
-            if not (refined and region.docstring_only):  # a docstring runs in no call
+            same_code = region.docstring_only or (  # a docstring runs in no call; a rename
+                region.kind is ChangeKind.RENAMED and not region.body_changed  # runs the same
+                and not region.side_effects)  # fmt: skip
+            if not (refined and same_code):
                 selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
             if region.definition_changed and refined and region.names:
                 select_readers(self.store, region.names, evidence, selection, region.id,

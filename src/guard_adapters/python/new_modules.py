@@ -46,7 +46,9 @@ def _top_level(path: str, packages: set[str]) -> tuple[str, str]:
     p = PurePosixPath(path)
     name = p.stem if p.name != "__init__.py" else ""
     folder = p.parent
-    while folder.as_posix() in packages and folder.as_posix() != ".":
+    while folder.as_posix() != "." and (
+        folder.as_posix() in packages or folder.parent.as_posix() in packages
+    ):  # a package, or a namespace subpackage inside one
         name = folder.name
         folder = folder.parent
     return name, folder.as_posix()

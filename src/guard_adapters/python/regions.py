@@ -188,8 +188,7 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 _OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
 _DOC_READS = frozenset({"help", "getdoc", "cleandoc", "render_doc", "getcomments"})
 _SIGNATURE_READS = frozenset(
-    {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints", "wraps",
-     "update_wrapper", "partial"}
+    {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints"}
 )  # fmt: skip
 
 
