@@ -22,6 +22,7 @@ from guard_core.model import (
     ChangeSet,
     CoverEdge,
     Decision,
+    FileKind,
     FileRole,
     IngestInfo,
     Level,
@@ -88,16 +89,16 @@ class Engine:
         try:
             info = self.store.ingest_info()
         except Exception as exc:  # an adapter's own error type must not escape either
-            cs = self.slicer.slice(repo, base)
+            cs = self._slice(repo, base)
             return self._run_all(cs, [Override("store", f"graph unavailable: {exc}")], started)
         evidence_base = base or info.coverage_sha
         pre: list[Override] = []
         try:
-            cs = self.slicer.slice(repo, evidence_base)
+            cs = self._slice(repo, evidence_base)
         except RepositoryError:
             if base is not None or evidence_base is None:
                 raise
-            cs = self.slicer.slice(repo, None)
+            cs = self._slice(repo, None)
             pre.append(
                 Override(
                     "stale_graph",
@@ -110,6 +111,17 @@ class Engine:
         except Exception as exc:  # fail safe: any internal error selects everything
             log.warning("decision_failed", error=repr(exc), exc_info=True)
             return self._run_all(cs, [*pre, Override("internal_error", repr(exc))], started)
+
+    def _slice(self, repo: Path, base: str | None) -> ChangeSet:
+        """The slicer's change set; a repository problem stays a clear error, any other
+        failure is a change set that cannot be read (run-all)."""
+        try:
+            return self.slicer.slice(repo, base)
+        except RepositoryError:
+            raise
+        except Exception as exc:
+            log.warning("slice_failed", error=repr(exc), exc_info=True)
+            return ChangeSet(base=base or "HEAD", problems=(f"cannot slice the change: {exc!r}",))
 
     def _all_tests(self) -> list[str]:
         try:
@@ -226,7 +238,7 @@ class Engine:
                 selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
         if not s.seed_policy:
             self._doctests(cs, selection)
-        if judged and not s.seed_policy:
+        if not cs.is_empty and not s.seed_policy:
             for test in self.store.spawning_tests():
                 selection.add(test, Reason(
                     "spawns-python", "starts a Python child process whose code is unmeasured"))
@@ -259,7 +271,10 @@ class Engine:
             for path in new_test_files(cs):
                 selection.add(path, Reason("new-test-file", path))
         gone = gone_tests(cs.regions, cs.files)
-        tests = tuple(sorted(t for t in selection.reasons if exists(t, gone)))
+        whole_files = {t for t in selection.reasons if "::" not in t}
+        # a file and ids inside it in one pytest call run only the ids: keep the file
+        tests = tuple(sorted(t for t in selection.reasons if exists(t, gone)
+                             and ("::" not in t or split_id(t)[0] not in whole_files)))  # fmt: skip
         decision = Decision(
             level=level, trust=vote.trust, components=vote.components, tests=tests,
             reasons={t: tuple(selection.reasons[t]) for t in tests},
@@ -389,11 +404,16 @@ class Engine:
         doctests of its file (the docstring may be one). Calls they make are in evidence."""
         values = any(r.names and r.region is not RegionKind.FUNCTION for r in cs.regions)
         docs = {r.file for r in cs.regions if r.doc_changed}
+        docs |= {f.path for f in cs.files if f.role is FileRole.SOURCE
+                 and f.kind in (FileKind.ADDED, FileKind.RENAMED)}  # fmt: skip
         if not values and not docs:
             return
-        for test in self.store.doctest_items():
+        items = self.store.doctest_items()
+        for test in items:
             if values or split_id(test)[0] in docs:
                 selection.add(test, Reason("doctest", "doctests read names no index sees"))
+        for path in sorted(docs) if items else ():  # doctests the graph has not seen yet
+            selection.add(path, Reason("doctest", f"{path} may hold new doctests"))
 
     @staticmethod
     def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:

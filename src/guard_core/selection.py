@@ -71,6 +71,8 @@ def names_closure(store: GraphStore, names: Iterable[str]) -> set[str]:
 
 
 def _reads(ref: str, names: set[str]) -> bool:
+    if ref.endswith(".*"):  # `from m import *`: any name of m
+        return any(_parent(n) == ref[:-2] for n in names)
     return ref in names or any(ref.startswith(n + ".") or n.startswith(ref + ".") for n in names)
 
 
@@ -108,6 +110,13 @@ def _parent(name: str) -> str:
     return name.rpartition(".")[0]
 
 
+def _in_tests(function_id: str) -> bool:
+    """Test code: a test holding a function may call it wrongly on purpose (``pytest.raises
+    (TypeError)``), which runs none of its body."""
+    path, qual = split_id(function_id)
+    return "test" in path.rsplit("/", 1)[-1] or qual.rsplit(".", 1)[-1].startswith("test")
+
+
 def _readers(
     store: GraphStore, names: set[str], open_classes: frozenset[str] = frozenset()
 ) -> list[tuple[str, str, str, str]]:
@@ -123,7 +132,11 @@ def _readers(
     - A class that derives from code outside the repository keeps its holders as readers:
       code Guard cannot see may read any of its attributes.
     - A module object that is held somewhere may reach code that reads ``.NAME`` on it.
-    - The same for a function's attributes (``f.__doc__``): calling it reads none of them.
+    - The same for a function's attributes (``f.__doc__``): calling it reads none of them;
+      test code that holds it stays a reader (it may call it wrongly on purpose).
+    - Dunders (``__slots__``, ``__eq__``) are read by Python itself: every holder reads them.
+    - Code that reads attributes by computed names (``getattr(o, k)``, ``vars``, ``dir``)
+      reads any of them.
     """
     stars = {f"{_parent(n)}.*" for n in names if "." in n}  # `from m import *` readers
     rows = store.readers_of(names | stars)
@@ -141,12 +154,19 @@ def _readers(
     star = {fid for fid, a in attr_rows or () if a == "*"}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
-    dropped = held_modules | ((classes - open_classes) | functions if indexed else set())
-    out = [row for row in rows
-           if row[3] not in dropped or row[0] in dynamic or row[0] in star]  # fmt: skip
+    # Python reads dunders implicitly (__slots__, __eq__, __init__): every holder reads them
+    implicit = {_parent(n) for n in names if n.rpartition(".")[2].startswith("__")
+                and not n.endswith(".__doc__")}  # fmt: skip
+    dropped = held_modules | (((classes - open_classes) | functions) - implicit
+                              if indexed else set())  # fmt: skip
+    called = {_parent(n) for n in names if not n.endswith(".__doc__")}  # calls may notice
+    tests_code = {row[0] for row in rows if row[3] in functions & called and _in_tests(row[0])}
+    out = [row for row in rows if row[3] not in dropped or row[0] in dynamic
+           or row[0] in star or row[0] in tests_code]  # fmt: skip
     known = {row[0] for row in out}
+    objects = any(_parent(n) in classes | held_modules for n in names)
     for fid, attr in attr_rows or ():
-        if attr != "*" and fid not in known:
+        if fid not in known and (attr != "*" or objects):  # "*": by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
             known.add(fid)
     return out

@@ -158,7 +158,7 @@ def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> M
     if path not in cache:
         try:
             cache[path] = extract_regions(path, (root / path).read_text(encoding="utf-8"))
-        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             cache[path] = None
     return cache[path]
 
@@ -218,12 +218,14 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     outcomes: dict[str, TestOutcome] = {}
     failures: dict[str, str] = {}
     spawned = set(payload.get("spawned", ()))
+    everyone_spawns = any(ctx.startswith(_SHARED) for ctx in spawned)  # a session-wide child
     spawners: set[str] = set()
     doctests: set[str] = set()
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
-        if nodeid in spawned or spawned.intersection(info.get("fixtures", ())) or any(
+        if everyone_spawns or nodeid in spawned or spawned.intersection(
+            info.get("fixtures", ())) or any(
             ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT):]) for ctx in spawned
         ):
             spawners.add(tid)

@@ -136,6 +136,8 @@ class _RefVisitor(cst.CSTVisitor):
             return
         region = self._owner(node)
         names = self._dotted(node)
+        if isinstance(node, cst.Name) and node.value == "__doc__" and self.module:
+            names.append(f"{self.module}.__doc__")  # the module's docstring, read bare
         if isinstance(node, cst.Attribute):
             own = self._self_attr(node, region)
             if own:
@@ -201,7 +203,8 @@ def index_file(
         text = data.decode("utf-8")
         regions = extract_regions(path, text)
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    except (UnicodeDecodeError, SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError,
+            cst.ParserSyntaxError) as exc:
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         return RawIndex(FileIndex(path=path, sha=sha, module=module, parse_error=error), {}, (), {})
     package = (
@@ -211,6 +214,12 @@ def index_file(
     )
     visitor = _RefVisitor(regions, module, package or None, data)
     wrapper.visit(visitor)
+    stars = sorted(f"{m}.*" for m in visitor.star_sources)
+    for r in regions.regions.values() if stars else ():
+        for i, stmt in enumerate(r.bindings):  # statements may read star-imported names
+            if r.kind is not RegionKind.FUNCTION and not stmt.imports:
+                visitor.stmt_refs[r.id].update(f"{i}\t{ref}" for ref in stars)
+                visitor.refs[r.id].update(stars)
     functions = []
     dotted: dict[str, str] = {}
     for r in regions.regions.values():
@@ -221,7 +230,7 @@ def index_file(
             id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
             has_dynamic_dispatch=r.dynamic_dispatch,
             refs=tuple(sorted({*visitor.refs.get(r.id, ()), *(
-                f"{m}.*" for m in visitor.star_sources if r.kind is RegionKind.FUNCTION)})),
+                stars if r.kind is RegionKind.FUNCTION else ())})),
             statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
             attributes=tuple(sorted(r.attributes)),
         ))  # fmt: skip

@@ -46,6 +46,10 @@ _SPAWNS = frozenset(
 )  # fmt: skip
 
 
+_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "env", "nohup", "xargs", "make", "tox",
+                        "nox", "uv", "pipx", "pdm", "poetry", "hatch"})  # fmt: skip
+
+
 def _runs_python(event: str, args: tuple[Any, ...]) -> bool:
     """Whether a process-creation event may run Python code of the repository: a fork, or a
     program that is an interpreter, lives beside it (console scripts) or starts with a Python
@@ -70,6 +74,10 @@ def _names_python(args: tuple[Any, ...]) -> bool:
     name = os.fsdecode(program)
     if "python" in os.path.basename(name):
         return True
+    words = [os.fsdecode(a) for a in argv if isinstance(a, str | bytes)] if isinstance(
+        argv, list | tuple) else []  # fmt: skip
+    if os.path.basename(name) in _LAUNCHERS or any("python" in w for w in words):
+        return True  # a shell line, `env python3`, `bash run.sh`: may well start Python
     found = name if os.sep in name else (shutil.which(name) or "")
     if not found:
         return False
@@ -185,6 +193,21 @@ class GuardCollector:
             self.tracer = _MonitoringTracer(root)
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, _ImportLabeler(self))
+        self._watch_multiprocessing()
+
+    def _watch_multiprocessing(self) -> None:
+        """``spawn`` and ``forkserver`` children start without an audit event."""
+        import multiprocessing.process
+
+        base = multiprocessing.process.BaseProcess
+        start = base.start
+        collector = self
+
+        def start_watched(process: Any) -> None:
+            collector.spawned.add(collector.context)
+            start(process)
+
+        base.start = start_watched  # type: ignore[method-assign,assignment]
 
     def _relative(self, path: str) -> str | None:
         if not path.endswith(".py"):

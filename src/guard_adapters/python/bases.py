@@ -42,7 +42,7 @@ class BaseResolver:
             path = module_path(self.root, module)
             try:
                 self._trees[module] = ast.parse(path.read_bytes()) if path else None
-            except (OSError, SyntaxError, ValueError):
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                 self._trees[module] = None
         return self._trees[module]
 
@@ -58,7 +58,7 @@ class BaseResolver:
             mod, _, name = (target or "").rpartition(".")
             other = self._tree(mod) if mod else None
             return other is None or self._open(other, mod, name, depth - 1)
-        if node.keywords:  # a metaclass or __init_subclass__ arguments
+        if node.keywords or node.decorator_list:  # a metaclass; @dataclass reads the fields
             return True
         return any(self._base_open(tree, module, b, depth - 1) for b in node.bases)
 

@@ -122,6 +122,18 @@ def _optional(args: ast.arguments) -> set[str]:
     return {a.arg for a in (*with_default, *kw, *star)}
 
 
+def _literal_defaults(old: ast.arguments, new: ast.arguments) -> bool:
+    """Whether every default that changed or appeared is a literal."""
+    before = {ast.dump(d) for d in [*old.defaults, *old.kw_defaults] if d is not None}
+    for d in [*new.defaults, *new.kw_defaults]:
+        if d is not None and ast.dump(d) not in before:
+            try:
+                ast.literal_eval(d)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                return False
+    return True
+
+
 def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
     """Whether every call the old signature accepted binds the same way under the new one
     (only new optional parameters after the old ones, defaults or annotations changed): then
@@ -145,6 +157,8 @@ def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
         return False
     if any(kind == "kwonly" and name not in optional_after for kind, name in added):
         return False
+    if not _literal_defaults(old.args, new.args):
+        return False  # a default that is an expression runs at import: importers may fail
     positions = [i for i, p in enumerate(after) if p in added and p[0] in ("pos", "posonly")]
     last_old = max((i for i, p in enumerate(after) if p in before and p[0] in ("pos", "posonly")),
                    default=-1)  # fmt: skip

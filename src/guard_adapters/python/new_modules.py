@@ -143,5 +143,5 @@ def _mentions(root: Path, words: dict[str, list[str]], exclude: set[str]) -> lis
 def _regions(root: Path, path: str) -> ModuleRegions | None:
     try:
         return extract_regions(path, (root / path).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -186,7 +186,10 @@ def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 _OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
-_DOC_READS = frozenset({"help", "getdoc", "cleandoc", "render_doc", "getcomments"})
+_DOC_READS = frozenset(
+    {"help", "getdoc", "cleandoc", "render_doc", "getcomments", "testmod", "DocTestSuite",
+     "DocTestFinder", "run_docstring_examples", "testfile"}
+)  # fmt: skip
 _SIGNATURE_READS = frozenset(
     {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints"}
 )  # fmt: skip
@@ -201,7 +204,7 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
             out.add("*" if n.attr == "__dict__" else n.attr)
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
-            if name in ("getattr", "hasattr") and len(n.args) >= 2:
+            if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
                 literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
                 out.add(str(key.value) if literal else "*")  # type: ignore[attr-defined]

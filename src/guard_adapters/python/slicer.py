@@ -86,10 +86,12 @@ def parse_regions(path: str, data: bytes) -> ModuleRegions:
         raise ValueError(f"{path} is not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     try:
         tree = ast.parse(text, filename=path)
+        return extract_regions(path, text, tree)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         raise ValueError(f"{path} does not parse" + (f" (line {line})" if line else "")) from exc
-    return extract_regions(path, text, tree)
+    except (RecursionError, MemoryError) as exc:  # a generated, deeply nested expression
+        raise ValueError(f"{path} is too deeply nested to parse ({type(exc).__name__})") from exc
 
 
 class GitSlicer:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import ast
+
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions
 from guard_core.model import RegionKind, TestNode, node_id
 
 
 def collected_test_ids(path: str, regions: ModuleRegions, layout: PytestLayout) -> dict[str, str]:
-    """Region id -> pytest node id, for the regions of ``path`` that are test functions."""
+    """Region id -> pytest node id, for the regions of ``path`` that may be test functions
+    (a class with a base may be a ``unittest.TestCase`` whatever its name)."""
     return {node_id(path, t.qualname.replace("::", ".")): t.id
-            for t in collected_tests(path, regions, layout)}  # fmt: skip
+            for t in collected_tests(path, regions, layout, loose=True)}  # fmt: skip
 
 
 def collected_tests(
-    path: str, regions: ModuleRegions, layout: PytestLayout
+    path: str, regions: ModuleRegions, layout: PytestLayout, loose: bool = False
 ) -> tuple[TestNode, ...]:
     """Test functions by pytest's rules: ``test*`` functions, and ``test*`` methods of
     ``Test*`` classes (nested too) that define no ``__init__``."""
@@ -31,7 +34,8 @@ def collected_tests(
         ok = True
         while parent in classes:
             cls = classes[parent]
-            if not layout.is_test_class(cls.name) or parent in with_init:
+            maybe_case = loose and isinstance(cls.node, ast.ClassDef) and bool(cls.node.bases)
+            if not (layout.is_test_class(cls.name) or maybe_case) or parent in with_init:
                 ok = False
                 break
             chain.insert(0, cls.name)
