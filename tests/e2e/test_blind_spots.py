@@ -5,7 +5,6 @@ shadow importable names, and code that runs only in a child Python process."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,14 +86,6 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
                 os.environ["PYTHONPATH"] = old
         yield g
         g.store.clear()
-
-
-@pytest.fixture
-def tree(guard: Guard) -> Iterator[Path]:
-    repo = guard.settings.repo
-    yield repo
-    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
-    subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
 
 
 def write(repo: Path, path: str, text: str) -> None:

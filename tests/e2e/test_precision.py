@@ -106,14 +106,6 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
         g.store.clear()
 
 
-@pytest.fixture
-def tree(guard: Guard) -> Iterator[Path]:
-    repo = guard.settings.repo
-    yield repo
-    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
-    subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
-
-
 def edit(repo: Path, path: str, old: str, new: str) -> None:
     file = repo / path
     text = file.read_text()
