@@ -111,3 +111,31 @@ def test_recorded_lines_follow_the_diff(
 ) -> None:
     mapping = line_mapping(SOURCE, new)
     assert remap_edge_lines(frozenset(recorded), mapping) == frozenset(expected)
+
+
+ELIF = """\
+def g(x):
+    if x > 0:
+        y = 1
+    elif x < -5:
+        y = 2
+    else:
+        y = 3
+    return y
+"""
+
+
+@pytest.mark.parametrize(
+    ("new", "expected"),
+    [
+        # only the elif's condition: the tests that evaluated it ran line 4
+        (ELIF.replace("elif x < -5:", "elif not (x < -5):"), (Hunk(4, 5, opens_paths=False),)),
+        # the clause itself changes kind or moves: the whole function
+        (ELIF.replace("    elif x < -5:\n        y = 2\n", ""), ()),
+        (ELIF.replace("    else:\n", "    elif x == 0:\n"), ()),
+    ],
+)
+def test_an_elif_condition_is_placed_on_its_line(new: str, expected: tuple[Hunk, ...]) -> None:
+    before = extract_regions("m.py", ELIF).regions["m.py::g"]
+    after = extract_regions("m.py", new).regions["m.py::g"]
+    assert function_hunks(before, after) == expected

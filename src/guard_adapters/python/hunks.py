@@ -3,7 +3,8 @@
 A line diff of the two versions of one function; hunks that only touch blank or comment
 lines are dropped. A change that adds, removes or edits a control-flow clause (``else``,
 ``elif``, ``except``, ``finally``, ``case``, ``try``) cannot be placed on one path, so the
-whole function counts (no hunks).
+whole function counts (no hunks) — except a one-line ``elif`` whose condition alone changed:
+the condition is evaluated on that line.
 """
 
 from __future__ import annotations
@@ -26,6 +27,19 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+_ELIF = re.compile(r"\s*elif\b.*:\s*(#.*)?$")
+
+
+def _condition_only(old_code: list[str], new_code: list[str]) -> bool:
+    """One ``elif`` line replaced by another at the same indentation: only its condition
+    changed, and the tests that evaluated it are the ones that executed that line."""
+    return (
+        len(old_code) == len(new_code) == 1
+        and bool(_ELIF.match(old_code[0])) and bool(_ELIF.match(new_code[0]))
+        and _indent(old_code[0]) == _indent(new_code[0])
+    )
+
+
 def function_hunks(old: Region, new: Region) -> tuple[Hunk, ...]:
     before, after = old.text.splitlines(), new.text.splitlines()
     matcher = difflib.SequenceMatcher(
@@ -40,7 +54,9 @@ def function_hunks(old: Region, new: Region) -> tuple[Hunk, ...]:
         new_code = [line for line in after[j1:j2] if _code(line)]
         if not old_code and not new_code:
             continue
-        if any(_CLAUSE.match(line) for line in old_code + new_code):
+        if _condition_only(old_code, new_code):
+            pass  # the condition of an `elif` kept in place runs on its own line
+        elif any(_CLAUSE.match(line) for line in old_code + new_code):
             return ()
         while i1 < i2 and not _code(before[i1]):
             i1 += 1  # start at the first replaced line that can run
