@@ -164,7 +164,10 @@ def _readers(
     out = [row for row in rows if row[3] not in dropped or row[0] in dynamic
            or row[0] in star or row[0] in tests_code]  # fmt: skip
     known = {row[0] for row in out}
-    objects = any(_parent(n) in classes | held_modules for n in names)
+    # data attributes: code reading by computed names may read them; a method it reads so
+    # it calls, which its own evidence shows
+    data = {n for n in names if _parent(n) in classes | held_modules}
+    objects = bool(data - store.functions_among(data)) if data else False
     for fid, attr in attr_rows or ():
         if fid not in known and (attr != "*" or objects):  # "*": by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call

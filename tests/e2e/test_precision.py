@@ -22,15 +22,17 @@ FILES = {
     ),
     "pkg/__init__.py": "from pkg.shapes import AREA_UNIT, Square, area\n",
     "pkg/shapes.py": (
-        'AREA_UNIT = "cm2"\nSCALE = 2\n\n\n'
+        'import functools\n\nAREA_UNIT = "cm2"\nSCALE = 2\n\n\n'
         "def area(side):\n"
         '    """The area of a square.\n\n    >>> area(3)\n    9\n    """\n'
         "    return side * side\n\n\n"
         "def label(side):\n    return f'{area(side)} {AREA_UNIT}'\n\n\n"
         "def scaled(side):\n    return side * SCALE\n\n\n"
+        "def logged(f):\n    @functools.wraps(f)\n    def wrapper(*a, **k):\n"
+        "        return f(*a, **k)\n    return wrapper\n\n\n"
         "class Square:\n    sides = 4\n\n"
         "    def __init__(self, side):\n        self.side = side\n\n"
-        "    def perimeter(self):\n        return self.sides * self.side\n"
+        "    @logged\n    def perimeter(self):\n        return self.sides * self.side\n"
     ),
     "pkg/docs.py": (
         "import inspect\n\nfrom pkg.shapes import scaled\n\n\n"
@@ -218,3 +220,18 @@ def test_a_name_re_exported_by_a_star_import_selects_its_readers(guard: Guard, t
     assert {"tests/test_api.py::test_charge", "tests/test_api.py::test_rate"} <= set(d.tests)
     assert not {AREA, SCALED, PERIM, DUMP} & set(d.tests)
     assert len(guard.run(stream=False).failed) == 2
+
+
+def test_removing_a_decorator_that_only_wraps_selects_the_callers_not_every_importer(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/shapes.py", "    @logged\n    def perimeter(self):", "    def perimeter(self):")
+    d = guard.check()
+    assert PERIM in d.tests  # calls of perimeter() now skip the wrapper
+    assert not {AREA, LABEL, SCALED, DUMP, HELP} & set(d.tests)
+
+
+def test_removing_a_registering_decorator_selects_every_importer(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/cli.py", "@click.command()\ndef hello():", "def hello():")
+    d = guard.check()
+    assert CLI_HELP in d.tests and len(d.tests) > 3

@@ -373,3 +373,24 @@ def changes_for(before: str, after: str) -> list[str]:
         )
         if c.kind is ChangeKind.MODIFIED
     ]
+
+
+def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
+    import ast
+
+    from guard_adapters.python.decorators import only_wraps
+
+    wraps_only = ast.parse(
+        "def logged(f):\n    name = f.__name__\n    @functools.wraps(f)\n"
+        "    def wrapper(*a):\n        return f(*a)\n    return t.cast(F, wrapper)\n"
+    ).body[0]
+    registers = ast.parse("def route(f):\n    ROUTES.append(f)\n    return f\n").body[0]
+    marks = ast.parse("def mark(f):\n    f.marked = True\n    return f\n").body[0]
+    assert isinstance(wraps_only, ast.FunctionDef) and only_wraps(wraps_only)
+    assert isinstance(registers, ast.FunctionDef) and not only_wraps(registers)
+    assert isinstance(marks, ast.FunctionDef) and not only_wraps(marks)
+    old = extract_regions("m.py", "@logged\ndef f():\n    return 1\n")
+    new = extract_regions("m.py", "def f():\n    return 1\n")
+    plain = {c.id: c.side_effects for c in compare_modules(old, new, "m")}
+    pure = {c.id: c.side_effects for c in compare_modules(old, new, "m", frozenset({"logged"}))}
+    assert any(plain.values()) and not any(pure.values())

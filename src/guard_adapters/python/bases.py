@@ -46,6 +46,24 @@ class BaseResolver:
                 self._trees[module] = None
         return self._trees[module]
 
+    def function(
+        self, tree: ast.Module, module: str | None, name: str
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The top-level function ``name`` is bound to in ``tree`` (defined there, or imported
+        from a repository module), or None."""
+        for _ in range(_DEPTH):
+            found = next((s for s in tree.body if isinstance(s, ast.FunctionDef |
+                          ast.AsyncFunctionDef) and s.name == name), None)  # fmt: skip
+            if found is not None:
+                return found
+            target = _imported(tree, name, module)
+            mod, _, name = (target or "").rpartition(".")
+            other = self._tree(mod) if mod else None
+            if other is None:
+                return None
+            tree, module = other, mod
+        return None
+
     def is_open(self, tree: ast.Module, module: str | None, qualname: str) -> bool:
         return self._open(tree, module, qualname, _DEPTH)
 

@@ -18,8 +18,17 @@ _PLAIN_BASES = frozenset(
 )  # fmt: skip
 
 
-def _impure(decorators: Iterable[str]) -> bool:
-    return any(d not in PURE_DECORATORS for d in decorators)
+def _impure(decorators: Iterable[str], pure: frozenset[str] = frozenset()) -> bool:
+    return any(d not in PURE_DECORATORS and d not in pure for d in decorators)
+
+
+def _effects(s: Statement, pure: frozenset[str]) -> bool:
+    """A statement's side effects, where a def's come from its decorators alone."""
+    if s.decorators and s.side_effects and not any(
+        d not in PURE_DECORATORS for d in s.decorators if d not in pure
+    ):
+        return False
+    return s.side_effects
 
 
 def _registering_bases(region: Region | None) -> bool:
@@ -66,7 +75,7 @@ def _changed_statements(
 
 def _body_change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind,
+    kind: ChangeKind, pure: frozenset[str] = frozenset(),
 ) -> ChangedRegion | None:  # fmt: skip
     """A module or class body: which top-level statements changed, what names they bind."""
     gone, came = _changed_statements(old.statements if old else (), new.statements if new else ())
@@ -77,13 +86,14 @@ def _body_change(
     assert ref is not None
     prefix = _scope_prefix(module, ref)
     names = {f"{prefix}.{n}" if prefix else n for s in (*gone, *came) for n in s.names}
-    effects = any(s.side_effects for s in (*gone, *came))
+    effects = any(_effects(s, pure) for s in (*gone, *came))
     imports_before = {m for s in gone for m in s.imports}
     imports_after = {m for s in came for m in s.imports}
     effects |= imports_before != imports_after  # importing another module runs its code
     if header_changed and ref.kind is RegionKind.CLASS_BODY:
         names.add(_dotted(module, ref.qualname))
-        effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()))
+        effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()),
+                           pure)  # fmt: skip
         effects |= _registering_bases(old) or _registering_bases(new)
     if ref.kind is RegionKind.MODULE:  # a new top-level name may shadow a builtin
         effects |= any(n in _BUILTINS for st in came for n in st.names)
@@ -167,7 +177,7 @@ def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
 
 def _function_change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind,
+    kind: ChangeKind, pure: frozenset[str] = frozenset(),
 ) -> ChangedRegion | None:  # fmt: skip
     body_changed = (old.body if old else None) != (new.body if new else None)
     definition_changed = (old.header, old.doc) != (new.header, new.doc) if old and new else True
@@ -180,20 +190,20 @@ def _function_change(
     name = _dotted(module, ref.qualname)
     names: tuple[str, ...] = (name,) if definition_changed else ()
     doc_only = definition_changed and not body_changed and not header_moved
-    if doc_only and not _impure(decorators):  # a registering decorator may copy it (click)
+    if doc_only and not _impure(decorators, pure):  # a registering decorator may copy it
         names = (f"{name}.__doc__",)  # read as f.__doc__, never by a call
     elif (definition_changed and not body_changed and old is not None and new is not None
           and old.doc == new.doc and compatible_signature(old.node, new.node)
-          and not _impure(decorators)):  # fmt: skip
+          and not _impure(decorators, pure)):  # fmt: skip
         names = tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
     return ChangedRegion(
         id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
         old_id=old.id if old and old.id != rid else None,
         dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
         body_changed=body_changed, definition_changed=definition_changed,
-        names=names, docstring_only=doc_only and not _impure(decorators),
+        names=names, docstring_only=doc_only and not _impure(decorators, pure),
         doc_changed=(old.doc if old else None) != (new.doc if new else None),
-        side_effects=definition_changed and header_moved and _impure(decorators),
+        side_effects=definition_changed and header_moved and _impure(decorators, pure),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),
     )  # fmt: skip
@@ -201,7 +211,7 @@ def _function_change(
 
 def _change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind,
+    kind: ChangeKind, pure: frozenset[str] = frozenset(),
 ) -> ChangedRegion | None:  # fmt: skip
     ref = new or old
     assert ref is not None
@@ -213,14 +223,15 @@ def _change(
     ):
         return None  # the same source: no need to normalise it
     if ref.kind is RegionKind.FUNCTION:
-        return _function_change(old, new, module, rid, file, kind)
-    return _body_change(old, new, module, rid, file, kind)
+        return _function_change(old, new, module, rid, file, kind, pure)
+    return _body_change(old, new, module, rid, file, kind, pure)
 
 
 def compare_modules(
     old: ModuleRegions | None,
     new: ModuleRegions | None,
     module: str | None,
+    pure: frozenset[str] = frozenset(),
 ) -> list[ChangedRegion]:
     """Changed regions between two versions of a module (either side may be absent).
 
@@ -234,7 +245,7 @@ def compare_modules(
     for q in old_by_q.keys() & new_by_q.keys():
         o, n = old_by_q[q], new_by_q[q]
         kind = ChangeKind.RENAMED if o.id != n.id else ChangeKind.MODIFIED
-        change = _change(o, n, module, n.id, path, kind)
+        change = _change(o, n, module, n.id, path, kind, pure)
         if change is None and kind is ChangeKind.RENAMED and o.kind is RegionKind.MODULE:
             change = ChangedRegion(
                 id=n.id,
@@ -265,15 +276,16 @@ def compare_modules(
                 id=a.id, file=path, kind=ChangeKind.RENAMED, region=a.kind, old_id=o.id,
                 body_changed=False, definition_changed=True,
                 names=(_dotted(module, o.qualname), _dotted(module, a.qualname)),
-                side_effects=_impure(o.decorators + a.decorators),
+                side_effects=_impure(o.decorators + a.decorators, pure),
                 removed=(_dotted(module, o.qualname),),
             ))  # fmt: skip
             continue
-        change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED)
+        change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED,
+                         pure)  # fmt: skip
         if change is not None:
             out.append(change)
     for q in sorted(added):
-        change = _change(None, added[q], module, added[q].id, path, ChangeKind.ADDED)
+        change = _change(None, added[q], module, added[q].id, path, ChangeKind.ADDED, pure)
         if change is not None:
             out.append(change)
     return sorted(out, key=lambda c: c.id)

@@ -58,6 +58,7 @@ class Statement:
     names: tuple[str, ...] = ()  # local names it binds
     side_effects: bool = False
     imports: tuple[str, ...] = ()  # modules an import statement loads
+    decorators: tuple[str, ...] = ()  # a def or class statement's, by last name
 
 
 @attrs.frozen(slots=False)
@@ -293,6 +294,7 @@ def statement_info(stmt: ast.stmt, dump: str) -> Statement:
     names: list[str] = []
     effects = False
     imports: list[str] = []
+    decorators: tuple[str, ...] = ()
     if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
@@ -312,8 +314,9 @@ def statement_info(stmt: ast.stmt, dump: str) -> Statement:
         effects = any(a.name == "*" for a in stmt.names)
     elif isinstance(stmt, DefNode):
         names = [stmt.name]
+        decorators = tuple(_last_name(d) for d in stmt.decorator_list)
         # decorators run when the definition runs: one that may register is an effect
-        effects = any(_last_name(d) not in PURE_DECORATORS for d in stmt.decorator_list)
+        effects = any(d not in PURE_DECORATORS for d in decorators)
     elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
         names = ["__doc__"] if isinstance(stmt.value.value, str) else []
     elif isinstance(stmt, ast.Pass):
@@ -327,6 +330,7 @@ def statement_info(stmt: ast.stmt, dump: str) -> Statement:
         names=tuple(names),
         side_effects=effects,
         imports=tuple(imports),
+        decorators=decorators,
     )
 
 

@@ -20,6 +20,7 @@ from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
 from guard_adapters.python.bases import BaseResolver
 from guard_adapters.python.compare import compare_modules
+from guard_adapters.python.decorators import wrapping_decorators
 from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.new_modules import new_module_effects
@@ -193,11 +194,28 @@ class GitSlicer:
         except ValueError as exc:
             return changed, [], str(exc)
         module = module_name(root, entry.path)
-        found = _with_classes(compare_modules(old, new, module), module, BaseResolver(root),
+        resolver = BaseResolver(root)
+        pure = _wrapping(resolver, module, old, new)
+        found = _with_classes(compare_modules(old, new, module, pure), module, resolver,
                               new, old)  # fmt: skip
         if collects or (entry.old_path and layout.is_test_file(entry.old_path)):
             found = _with_test_ids(found, layout, old, new)
         return changed, found, None
+
+
+def _wrapping(
+    resolver: BaseResolver, module: str | None, *sides: ModuleRegions | None
+) -> frozenset[str]:
+    """Decorators that only wrap, on every side of the file that applies them."""
+    pure: set[str] = set()
+    impure: set[str] = set()
+    for side in sides:
+        tree = side.regions[node_id(side.path, MODULE_SCOPE)].node if side else None
+        if isinstance(tree, ast.Module):
+            wrapping, applied = wrapping_decorators(resolver, tree, module)
+            pure |= wrapping
+            impure |= applied - wrapping
+    return frozenset(pure - impure)
 
 
 def _with_classes(
