@@ -238,8 +238,8 @@ class Engine:
                 selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
         if not s.seed_policy:
             self._doctests(cs, selection)
-        if not cs.is_empty and not s.seed_policy:
-            for test in self.store.spawning_tests():
+        if (cs.regions or data or listed or cs.dependents) and not s.seed_policy:
+            for test in self.store.spawning_tests():  # a comment-only edit changes no code
                 selection.add(test, Reason(
                     "spawns-python", "starts a Python child process whose code is unmeasured"))
         bodies = [judged_id(r) for r in cs.regions

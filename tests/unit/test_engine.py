@@ -116,6 +116,7 @@ def test_tests_that_start_python_children_are_selected_for_any_code_change() -> 
     d = engine(change(region(G)), st).check()
     assert d.tests == (TESTS[1],) and d.reasons[TESTS[1]][0].rule == "spawns-python"
     assert TESTS[1] in engine(change(region()), st).check().tests
+    assert engine(change(), st).check().tests == ()  # a comment-only edit changes no code
 
 
 def test_no_evidence_at_all_is_run_all() -> None:
