@@ -139,15 +139,23 @@ class Engine:
             elapsed_ms=(time.perf_counter() - started) * 1000, whole_suite=whole,
         )  # fmt: skip
 
-    @staticmethod
     def _every_test(
-        cs: ChangeSet, known: Sequence[str], info: IngestInfo | None = None
+        self, cs: ChangeSet, known: Sequence[str], info: IngestInfo | None = None
     ) -> tuple[tuple[str, ...], bool]:
         """Every test a run-all must run, and whether that list is only what the graph knows
         (no graph, partial evidence: the consumer must run the whole suite). The tests of new
-        and changed test modules are given as their file, so tests Guard has not seen run."""
+        and changed test modules are given as their file, so tests Guard has not seen run; so
+        are new source modules of a project with doctests (they may hold new ones)."""
         whole = not known or info is None or not info.coverage_complete
-        return every_test(cs, known), whole
+        if whole:
+            return every_test(cs, known), whole
+        new = [f.path for f in cs.files if f.role is FileRole.SOURCE
+               and f.kind in (FileKind.ADDED, FileKind.RENAMED)]  # fmt: skip
+        try:
+            doctests = bool(new) and bool(self.store.doctest_items())
+        except Exception:  # cannot tell: the whole suite
+            return every_test(cs, known), True
+        return every_test(cs, known, new if doctests else ()), False
 
     def _preconditions(self, info: IngestInfo) -> tuple[list[Override], str | None]:
         out = []

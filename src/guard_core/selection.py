@@ -269,11 +269,15 @@ def new_test_files(cs: ChangeSet) -> list[str]:
                   and f.kind is not FileKind.MODIFIED)  # fmt: skip
 
 
-def every_test(cs: ChangeSet, known: Sequence[str]) -> tuple[str, ...]:
+def every_test(
+    cs: ChangeSet, known: Sequence[str], extra_files: Sequence[str] = ()
+) -> tuple[str, ...]:
     """Every test of the suite for a run-all: the known tests, with the tests of changed test
-    modules replaced by their file (so new tests in them run) and deleted modules left out."""
+    modules (and of ``extra_files``) replaced by their file, so new tests in them run, and
+    deleted modules left out."""
     gone = {p for f in cs.files if f.collects or f.kind is FileKind.DELETED
-            for p in (f.path, f.old_path) if p}  # fmt: skip
+            for p in (f.path, f.old_path) if p} | set(extra_files)  # fmt: skip
     files = {f.path for f in cs.files if f.collects and f.kind is not FileKind.DELETED}
+    files |= set(extra_files)
     kept = {t for t in known if split_id(t)[0] not in gone}
     return tuple(sorted(kept | files))

@@ -142,3 +142,15 @@ def test_a_shadowing_module_is_run_all() -> None:
     )
     d = engine(cs).check()
     assert d.level is Level.RUN_ALL and d.overrides[0].kind == "shadowing"
+
+
+def test_run_all_of_a_project_with_doctests_runs_new_modules_as_files() -> None:
+    files = (
+        ChangedFile("pkg/new.py", FileKind.ADDED, FileRole.SOURCE),
+        ChangedFile("pyproject.toml", FileKind.MODIFIED, FileRole.ENVIRONMENT),
+    )
+    st = store()
+    assert "pkg/new.py" not in engine(change(files=files), st).check().tests  # no doctests
+    st.doctests = [TESTS[2]]
+    d = engine(change(files=files), st).check()
+    assert d.level is Level.RUN_ALL and "pkg/new.py" in d.tests and not d.whole_suite
