@@ -2,13 +2,46 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
+from guard_adapters.coverage.ingest import ingest_coverage
 from guard_core.api import Guard
+from tests.conftest import make_repo
+
+
+@contextlib.contextmanager
+def ingested_project(
+    root: Path, files: Mapping[str, str], falkordb_url: str, label: str,
+    environ: Mapping[str, str] | None = None,
+) -> Iterator[Guard]:  # fmt: skip
+    """A project of ``files`` made a git repository under ``root``, its coverage ingested into
+    a fresh graph of the session's server (with ``environ`` set while its tests run), and a
+    Guard on it; the graph is cleared afterwards."""
+    repo = make_repo(root / "proj", dict(files))
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:{label}-{os.getpid()}"}
+    with Guard.open(repo, env=env) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        saved = {k: os.environ.get(k) for k in environ or {}}
+        os.environ.update({k: v.format(repo=repo) for k, v in (environ or {}).items()})
+        try:
+            ingest_coverage(repo, g.store)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        try:
+            yield g
+        finally:
+            g.store.clear()
 
 
 @pytest.fixture

@@ -4,16 +4,14 @@ shadow importable names, and code that runs only in a child Python process."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from guard_adapters.coverage.ingest import ingest_coverage
 from guard_core.api import Guard
 from guard_core.model import Level
-from tests.conftest import make_repo
+from tests.e2e.conftest import ingested_project
 
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
@@ -69,23 +67,10 @@ CLI = "tests/test_cli.py::test_cli_in_a_child"
 
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
-    repo = make_repo(tmp_path_factory.mktemp("blind") / "proj", FILES)
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:blind-{os.getpid()}",
-           "PYTHONPATH": str(repo)}  # fmt: skip
-    with Guard.open(repo, env=env) as g:
-        g.store.clear()
-        g.store.ensure_schema()
-        old = os.environ.get("PYTHONPATH")
-        os.environ["PYTHONPATH"] = str(repo)  # the child process imports pkg from the repo
-        try:
-            ingest_coverage(repo, g.store)
-        finally:
-            if old is None:
-                os.environ.pop("PYTHONPATH")
-            else:
-                os.environ["PYTHONPATH"] = old
+    # the child process imports pkg from the repository
+    with ingested_project(tmp_path_factory.mktemp("blind"), FILES, falkordb_url, "blind",
+                          environ={"PYTHONPATH": "{repo}"}) as g:  # fmt: skip
         yield g
-        g.store.clear()
 
 
 def write(repo: Path, path: str, text: str) -> None:

@@ -3,17 +3,15 @@ selects the tests the edit can break, and leaves the others out."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from guard_adapters.coverage.ingest import ingest_coverage
 from guard_core.api import Guard
 from guard_core.model import Level
-from tests.conftest import make_repo
+from tests.e2e.conftest import ingested_project
 
 FILES = {
     "pyproject.toml": (
@@ -97,15 +95,10 @@ DOCTEST = "pkg/shapes.py::pkg.shapes.area"
 
 @pytest.fixture(scope="module")
 def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
-    repo = make_repo(tmp_path_factory.mktemp("precision") / "proj", FILES)
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:precision-{os.getpid()}"}
-    with Guard.open(repo, env=env) as g:
-        g.store.clear()
-        g.store.ensure_schema()
-        ingest_coverage(repo, g.store)
+    root = tmp_path_factory.mktemp("precision")
+    with ingested_project(root, FILES, falkordb_url, "precision") as g:
         assert DOCTEST in g.store.all_tests()
         yield g
-        g.store.clear()
 
 
 def edit(repo: Path, path: str, old: str, new: str) -> None:

@@ -332,6 +332,17 @@ def assert_wider(decision: Mapping[str, Any], must: Iterable[str], suite: Iterab
     assert not missing, f"escape: {shown} not selected; {summary(decision)}"
 
 
+def assert_error_or_wider(result: Result, must: Iterable[str], suite: Iterable[str]) -> None:
+    """Either a short, clear exit-2 error, or a decision that selects every test in ``must``;
+    never a traceback."""
+    assert_no_traceback(result)
+    if result.returncode == 2:
+        assert_clear_error(result)
+    else:
+        assert result.returncode == 0, result.describe()
+        assert_wider(result.json(), must, suite)
+
+
 def summary(decision: Mapping[str, Any]) -> str:
     tests = decision.get("tests")
     shown = tests if tests is None or len(tests) <= 6 else [*tests[:6], f"... {len(tests)} in all"]

@@ -18,6 +18,7 @@ from tests.hostile.harness import (
     SUITE,
     C,
     assert_clear_error,
+    assert_error_or_wider,
     assert_no_traceback,
     assert_wider,
     replace,
@@ -247,12 +248,7 @@ def test_graph_never_ingested_is_run_all_with_every_test(sample: Sample) -> None
 def test_hostile_graph_name(sample: Sample, graph: str) -> None:
     replace(sample.repo, "pkg/core.py", "return a * b", "return a * b + 1")
     out = sample.guard("check", "--repo", str(sample.repo), "--json", env={"GUARD_GRAPH": graph})
-    assert_no_traceback(out)
-    if out.returncode == 2:
-        assert_clear_error(out)
-    else:
-        assert out.returncode == 0, out.describe()
-        assert_wider(out.json(), MUL, SUITE)
+    assert_error_or_wider(out, MUL, SUITE)
     sample.assert_graph_unchanged()  # the sample's own graph is untouched
 
 
