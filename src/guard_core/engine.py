@@ -232,7 +232,11 @@ class Engine:
                 selection.add(test, reason)
         removed = sorted({n for r in cs.regions for n in r.removed})
         if removed and not s.seed_policy:  # `from m import gone` now fails at import time
+            missing = {*removed, *(f"{n.rpartition('.')[0]}.*" for n in removed)}
+            after = {f.path: f.imports_after for f in cs.files}
             for path in self.store.importers_of(removed):
+                if (now := after.get(path)) is not None and not now & missing:
+                    continue  # changed too, and no longer imports it: its own regions speak
                 self._importers(
                     path, selection, "imports-removed-name", f"{path} imports {', '.join(removed)}"
                 )
@@ -388,11 +392,15 @@ class Engine:
             same_code = region.docstring_only or (  # a docstring runs in no call; a rename
                 region.kind is ChangeKind.RENAMED and not region.body_changed  # runs the same
                 and not region.side_effects)  # fmt: skip
-            if not (refined and same_code):
+            covered = not (refined and same_code)
+            if covered:
                 selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
             if region.definition_changed and refined and region.names:
+                # its callers are in its evidence when all of it is selected
+                calls_seen = frozenset(region.names) if covered and own and not localised \
+                    else frozenset()  # fmt: skip
                 select_readers(self.store, region.names, evidence, selection, region.id,
-                               s.min_confidence, open_classes)  # fmt: skip
+                               s.min_confidence, open_classes, calls_seen)  # fmt: skip
             if region.side_effects or (region.definition_changed and not refined):
                 self._importers(region.file, selection, "import-time-code", region.id)
             return

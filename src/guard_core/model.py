@@ -106,6 +106,8 @@ class ChangedFile:
     old_path: str | None = None
     binary: bool = False
     collects: bool = False  # a test module pytest collects: its path is a node id to run
+    # what the new version imports by name (``m.n``, ``m.*``); None: not worked out
+    imports_after: frozenset[str] | None = None
 
 
 @attrs.frozen

@@ -118,7 +118,8 @@ def _in_tests(function_id: str) -> bool:
 
 
 def _readers(
-    store: GraphStore, names: set[str], open_classes: frozenset[str] = frozenset()
+    store: GraphStore, names: set[str], open_classes: frozenset[str] = frozenset(),
+    called_in_evidence: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str, str, str]]:
     """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
     is not reading all of its attributes, plus the code that reads the attributes by name.
@@ -137,6 +138,9 @@ def _readers(
     - Dunders (``__slots__``, ``__eq__``) are read by Python itself: every holder reads them.
     - Code that reads attributes by computed names (``getattr(o, k)``, ``vars``, ``dir``)
       reads any of them.
+    - Code that only calls ``x.f(...)`` for a changed function ``f`` in
+      ``called_in_evidence`` (its covering tests are selected) is not a reader: a call that
+      reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
     """
     stars = {f"{_parent(n)}.*" for n in names if "." in n}  # `from m import *` readers
     rows = store.readers_of(names | stars)
@@ -147,9 +151,18 @@ def _readers(
     classes = store.classes_among((holders | parents) - modules)
     functions = store.functions_among((holders | parents) - modules - classes)
     held_modules = holders & modules
-    wanted = {n.rpartition(".")[2] for n in names
-              if _parent(n) in classes | functions | held_modules}  # fmt: skip
-    attr_rows = store.attribute_readers(wanted) if wanted else []
+    owners = classes | functions | held_modules
+    wanted = {n.rpartition(".")[2] for n in names if _parent(n) in owners}
+    # ``x.name(...)`` reaches a changed function's body, in its evidence; any other callee
+    # (a data attribute holding a callable, a function without evidence) is judged here
+    wanted |= {n.rpartition(".")[2] + "()" for n in names
+               if _parent(n) in owners and n not in called_in_evidence}  # fmt: skip
+    called = {_parent(n) for n in names if not n.endswith(".__doc__")}  # calls may notice
+    # test code holding ``obj.f`` (``pytest.raises(TypeError)`` around a call) for a changed
+    # signature of ``f``: it may call it wrongly on purpose, which runs none of its body
+    held_by_tests = {f.rpartition(".")[2] for f in functions & called} - wanted
+    attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests \
+        else []  # fmt: skip
     indexed = attr_rows is not None
     star = {fid for fid, a in attr_rows or () if a == "*"}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
@@ -159,7 +172,6 @@ def _readers(
                 and not n.endswith(".__doc__")}  # fmt: skip
     dropped = held_modules | (((classes - open_classes) | functions) - implicit
                               if indexed else set())  # fmt: skip
-    called = {_parent(n) for n in names if not n.endswith(".__doc__")}  # calls may notice
     tests_code = {row[0] for row in rows if row[3] in functions & called and _in_tests(row[0])}
     out = [row for row in rows if row[3] not in dropped or row[0] in dynamic
            or row[0] in star or row[0] in tests_code]  # fmt: skip
@@ -169,6 +181,8 @@ def _readers(
     data = {n for n in names if _parent(n) in classes | held_modules}
     objects = bool(data - store.functions_among(data)) if data else False
     for fid, attr in attr_rows or ():
+        if attr in held_by_tests and not _in_tests(fid):
+            continue
         if fid not in known and (attr != "*" or objects):  # "*": by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
             known.add(fid)
@@ -183,6 +197,7 @@ def select_readers(
     origin: str,
     min_confidence: float,
     open_classes: frozenset[str] = frozenset(),
+    called_in_evidence: frozenset[str] = frozenset(),
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
@@ -196,7 +211,8 @@ def select_readers(
         seen |= pending
         plain: dict[str, str] = {}
         bodies: dict[str, tuple[str, str, str]] = {}
-        for fid, qualname, dotted, ref in _readers(store, pending, open_classes):
+        for fid, qualname, dotted, ref in _readers(store, pending, open_classes,
+                                                   called_in_evidence):
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)
             else:

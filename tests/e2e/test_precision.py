@@ -66,6 +66,25 @@ FILES = {
         "def test_charge():\n    assert charge(1) == 2\n\n\n"
         "def test_rate():\n    assert RATE == 2\n"
     ),
+    "pkg/store.py": (
+        "import functools\n\n\ndef checked(f):\n    @functools.wraps(f)\n"
+        "    def wrapper(self, *a, **k):\n        if self.closed:\n"
+        "            raise RuntimeError('closed')\n        return f(self, *a, **k)\n"
+        "    return wrapper\n\n\nclass Store:\n    closed = False\n\n"
+        "    def __init__(self):\n        self.data = {}\n\n"
+        "    @checked\n    def get(self, key):\n        return self.data.get(key)\n\n"
+        "    def close(self):\n        self.closed = True\n\n\n"
+        "def lookup(d, key):\n    return d.get(key)\n"
+    ),
+    "tests/test_store.py": (
+        "import pytest\n\nfrom pkg.store import Store, lookup\n\n\n"
+        "def test_get():\n    assert Store().get('x') is None\n\n\n"
+        "def test_lookup():\n    assert lookup({'a': 1}, 'a') == 1\n\n\n"
+        "def test_closed():\n    s = Store()\n    s.close()\n"
+        "    with pytest.raises(RuntimeError):\n        s.get('x')\n\n\n"
+        "def test_wrong_call():\n    with pytest.raises(TypeError):\n"
+        "        Store().get('x', None)\n"
+    ),
     "tests/__init__.py": "",
     "tests/conftest.py": (
         "import pytest\n\nimport pkg\n\n\n"
@@ -90,6 +109,8 @@ HELP = "tests/test_docs.py::test_help"
 DUMP, EDGES = "tests/test_more.py::test_dump", "tests/test_more.py::test_edges"
 BUILT = "tests/test_more.py::test_cube_built"
 CLI_HELP = "tests/test_cli.py::test_help"
+GET, LOOKUP = "tests/test_store.py::test_get", "tests/test_store.py::test_lookup"
+CLOSED, WRONG_CALL = "tests/test_store.py::test_closed", "tests/test_store.py::test_wrong_call"
 DOCTEST = "pkg/shapes.py::pkg.shapes.area"
 
 
@@ -228,3 +249,50 @@ def test_removing_a_registering_decorator_selects_every_importer(guard: Guard, t
     edit(tree, "pkg/cli.py", "@click.command()\ndef hello():", "def hello():")
     d = guard.check()
     assert CLI_HELP in d.tests and len(d.tests) > 3
+
+
+def test_a_method_of_a_common_name_is_not_read_by_every_call_of_that_name(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/store.py", "    @checked\n    def get(", "    def get(")
+    d = guard.check()
+    assert GET in d.tests  # calls that reached Store.get: its evidence
+    assert CLOSED in d.tests  # a call the wrapper stopped, under pytest.raises: a value read
+    assert LOOKUP not in d.tests  # d.get(key) on a dict
+    assert not {AREA, LABEL, DUMP} & set(d.tests)
+    assert guard.run(stream=False).failed == [CLOSED]
+
+
+def test_a_new_parameter_selects_the_test_that_calls_it_wrongly_on_purpose(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/store.py", "def get(self, key):", "def get(self, key, default=None):")
+    d = guard.check()
+    assert {GET, WRONG_CALL} <= set(d.tests)
+    assert LOOKUP not in d.tests
+    assert guard.run(stream=False).failed == [WRONG_CALL]
+
+
+def test_a_renamed_re_export_with_every_importer_updated_is_not_every_importer(
+    guard: Guard, tree: Path
+) -> None:
+    for path in ("pkg/__init__.py", "pkg/shapes.py", "pkg/docs.py", "tests/test_shapes.py",
+                 "tests/test_docs.py"):  # fmt: skip
+        file = tree / path
+        file.write_text(file.read_text().replace("area", "surface"))
+    d = guard.check()
+    assert d.level is not Level.RUN_ALL
+    assert not {DUMP, EDGES, BUILT, GET, LOOKUP} & set(d.tests)  # they import pkg, not area
+    assert guard.run(stream=False).exit_code == 0
+
+
+def test_a_renamed_re_export_with_an_importer_left_behind_selects_its_tests(
+    guard: Guard, tree: Path
+) -> None:
+    for path in ("pkg/__init__.py", "pkg/shapes.py", "tests/test_shapes.py"):
+        file = tree / path
+        file.write_text(file.read_text().replace("area", "surface"))
+    d = guard.check()
+    assert HELP in d.tests  # tests/test_docs.py still imports pkg.shapes.area
+    failed = guard.run(stream=False).failed  # an import error: the module fails to collect
+    assert any(t.startswith("tests/test_docs.py") for t in failed)

@@ -394,3 +394,22 @@ def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
     plain = {c.id: c.side_effects for c in compare_modules(old, new, "m")}
     pure = {c.id: c.side_effects for c in compare_modules(old, new, "m", frozenset({"logged"}))}
     assert any(plain.values()) and not any(pure.values())
+
+
+@pytest.mark.parametrize(
+    ("body", "reads"),
+    [
+        ("return d.get(k)", {"get()"}),  # only called: its evidence shows the callee
+        ("return d.get", {"get"}),  # held as a value
+        ("f = d.get\n    return d.get(k)", {"get"} | {"get()"}),
+        ("try:\n        return d.get(k)\n    except TypeError:\n        pass", {"get"}),
+        ("with pytest.raises(TypeError):\n        d.get(k)", {"raises()", "get"}),
+        ("with open(k):\n        d.get(k)", {"get()"}),  # open() is not an expected failure
+        ("return getattr(d, 'get')", {"get"}),
+        ("return getattr(d, k)", {"*"}),
+    ],
+)
+def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> None:
+    regions = extract_regions("m.py", f"def f(d, k):\n    {body}\n")
+    (fn,) = regions.functions()
+    assert fn.attributes == reads

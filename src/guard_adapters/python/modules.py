@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path, PurePosixPath
+
+from guard_adapters.python.regions import ModuleRegions
+from guard_core.model import RegionKind
 
 
 def module_name(repo: Path, path: str) -> str | None:
@@ -26,3 +30,24 @@ def _in_package(repo: Path, dirs: list[str]) -> bool:
     if (folder / "__init__.py").is_file():
         return True
     return len(dirs) > 1 and (folder.parent / "__init__.py").is_file()
+
+
+def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
+    """What the module's own code imports by name (``from m import n`` as ``m.n``, a star
+    import as ``m.*``), relative imports resolved: the names whose removal elsewhere makes
+    importing it fail. Imports inside functions and classes count too."""
+    tree = next((r.node for r in regions.regions.values() if r.kind is RegionKind.MODULE), None)
+    if tree is None:
+        return frozenset()
+    package = module if regions.path.endswith("__init__.py") else (module or "").rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            parts = package.split(".") if package else []
+            parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+            base = ".".join([*parts, base] if base else parts)
+        out |= {f"{base}.{a.name}" for a in node.names}
+    return frozenset(out)

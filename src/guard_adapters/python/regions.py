@@ -196,13 +196,43 @@ _SIGNATURE_READS = frozenset(
 )  # fmt: skip
 
 
+_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+                     "assertWarns", "assertWarnsRegex", "warns", "suppress"})  # fmt: skip
+
+
+def _guarded(node: ast.AST) -> set[int]:
+    """Nodes under a ``try`` body with handlers or a ``with pytest.raises(...)``-like block:
+    a call there may fail on purpose before it reaches the callee's body."""
+    out: set[int] = set()
+    for n in _own_nodes(node) if isinstance(node, DefNode | ast.ClassDef | ast.Module) else ():
+        tried = isinstance(n, ast.Try | getattr(ast, "TryStar", ast.Try)) and bool(n.handlers)
+        expects = isinstance(n, ast.With | ast.AsyncWith) and any(
+            isinstance(i.context_expr, ast.Call) and _last_name(i.context_expr.func) in _RAISES
+            for i in n.items
+        )
+        for stmt in n.body if tried or expects else ():  # type: ignore[attr-defined]
+            out.update(id(m) for m in ast.walk(stmt))
+    return out
+
+
 def attribute_reads(node: ast.AST) -> frozenset[str]:
+    """``name`` for an attribute read as a value, ``name()`` for one only called
+    (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
+    shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
+    a value read."""
     out: set[str] = set()
-    nodes = _own_nodes(node) if isinstance(node, DefNode | ast.ClassDef | ast.Module) else \
-        ast.walk(node)  # fmt: skip
+    nodes = list(_own_nodes(node)) if isinstance(node, DefNode | ast.ClassDef | ast.Module) \
+        else list(ast.walk(node))  # fmt: skip
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    guarded = _guarded(node) if called else set()
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
-            out.add("*" if n.attr == "__dict__" else n.attr)
+            if n.attr == "__dict__":
+                out.add("*")
+            elif id(n) in called and id(n) not in guarded:
+                out.add(f"{n.attr}()")
+            else:
+                out.add(n.attr)
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:

@@ -22,7 +22,7 @@ from guard_adapters.python.bases import BaseResolver
 from guard_adapters.python.compare import compare_modules
 from guard_adapters.python.decorators import wrapping_decorators
 from guard_adapters.python.integrity import integrity_flags
-from guard_adapters.python.modules import module_name
+from guard_adapters.python.modules import from_imports, module_name
 from guard_adapters.python.new_modules import new_module_effects
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_adapters.python.test_functions import collected_test_ids
@@ -142,12 +142,16 @@ class GitSlicer:
         regions: list[ChangedRegion] = []
         problems: list[str] = []
         flags: list[IntegrityFlag] = []
+        parsed: dict[str, ModuleRegions] = {}
         for entry in entries:
-            changed, found, problem = self._entry(root, base_sha, entry, layout, flags)
+            changed, found, problem = self._entry(root, base_sha, entry, layout, flags, parsed)
             files.append(changed)
             regions += found
             if problem:
                 problems.append(problem)
+        if any(r.removed for r in regions):  # which changed files still import a gone name
+            files = [attrs.evolve(f, imports_after=from_imports(parsed[f.path], module_name(
+                root, f.path))) if f.path in parsed else f for f in files]  # fmt: skip
         hazards, dependents = new_module_effects(root, files)
         return ChangeSet(base=base_sha, files=tuple(files), regions=tuple(regions),
                          problems=tuple(problems), integrity=tuple(flags),
@@ -155,7 +159,7 @@ class GitSlicer:
 
     def _entry(
         self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout,
-        flags: list[IntegrityFlag],
+        flags: list[IntegrityFlag], parsed: dict[str, ModuleRegions],
     ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:  # fmt: skip
         kind = _KINDS.get(entry.status, FileKind.MODIFIED)
         role = file_role(entry.path, layout)
@@ -193,6 +197,8 @@ class GitSlicer:
             new = parse_regions(entry.path, new_data) if new_data is not None else None
         except ValueError as exc:
             return changed, [], str(exc)
+        if new is not None:
+            parsed[entry.path] = new
         module = module_name(root, entry.path)
         resolver = BaseResolver(root)
         pure = _wrapping(resolver, module, old, new)
