@@ -124,6 +124,7 @@ def test_code_run_only_in_a_child_process_selects_the_test_that_spawned_it(
     write(tree, "pkg/cli.py", text.replace("sum(int(a)", "sum(2 * int(a)"))
     d = guard.check()
     assert CLI in d.tests
+    assert CLI in guard.store.spawning_tests()  # recorded whether or not the edit is run-all
     assert "spawns-python" in {r.rule for r in d.reasons[CLI]} or d.level is Level.RUN_ALL
     report = guard.run(stream=False)
     assert report.exit_code == 1 and CLI in report.failed

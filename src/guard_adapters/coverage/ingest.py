@@ -26,7 +26,7 @@ from coverage import CoverageData
 import guard_adapters
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
-from guard_adapters.pytest.labels import COLLECT, IMPORT, SESSION
+from guard_adapters.pytest.labels import COLLECT, IMPORT, MEMO, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import IngestError
 from guard_core.model import (
@@ -139,10 +139,14 @@ def run_collector(
 def read_payload(out: Path) -> dict[str, Any]:
     """The collector's ``tests-*.json`` files in ``out`` (the main process and every
     pytest-xdist worker), merged."""
-    payload: dict[str, Any] = {"tests": {}, "opened": {}, "preloaded": []}
+    payload: dict[str, Any] = {"tests": {}, "opened": {}, "preloaded": [], "spawned": [],
+                               "consumed": {}}  # fmt: skip
     for result in sorted(out.glob("tests-*.json")):
         part = json.loads(result.read_text(encoding="utf-8"))
         payload["tests"].update(part.get("tests", {}))
+        payload["spawned"] = sorted({*payload["spawned"], *part.get("spawned", ())})
+        for ctx, labels in part.get("consumed", {}).items():
+            payload["consumed"].setdefault(ctx, []).extend(labels)
         for ctx, paths in part.get("opened", {}).items():
             payload["opened"].setdefault(ctx, []).extend(paths)
         payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
@@ -207,6 +211,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     for ctx, paths in payload.get("opened", {}).items():
         for path in paths:  # data files are evidence under their own path
             by_context[ctx][path].add(UNKNOWN_LINE)
+    spawned = set(payload.get("spawned", ()))
+    _charge_memo_fills(by_context, payload.get("consumed", {}), spawned)
     shared: Executed = defaultdict(set)
     collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
     for ctx, ran in by_context.items():
@@ -217,7 +223,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     executed = _executed()
     outcomes: dict[str, TestOutcome] = {}
     failures: dict[str, str] = {}
-    spawned = set(payload.get("spawned", ()))
     everyone_spawns = any(ctx.startswith(_SHARED) for ctx in spawned)  # a session-wide child
     spawners: set[str] = set()
     doctests: set[str] = set()
@@ -261,6 +266,27 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
     )  # fmt: skip
+
+
+def _charge_memo_fills(
+    by_context: defaultdict[str, Executed], consumed: dict[str, list[str]], spawned: set[str]
+) -> None:
+    """What the calls filling a cache entry ran (``<memo>`` contexts), charged to every
+    context that read that cache, hit or miss, through nested fills too."""
+    reads = {ctx: set(labels) for ctx, labels in consumed.items()}
+    for ctx, labels in reads.items():
+        if ctx.startswith(MEMO):
+            continue
+        closure: set[str] = set()
+        frontier = set(labels)
+        while frontier:
+            closure |= frontier
+            frontier = {n for label in frontier for n in reads.get(label, ())} - closure
+        mine = by_context[ctx]
+        for label in closure:
+            _merge(mine, by_context.get(label, {}))
+        if closure & spawned:
+            spawned.add(ctx)
 
 
 def _under(nodeid: str, prefix: str) -> bool:

@@ -11,6 +11,8 @@ has those. Coverage contexts label every line with the code that ran it:
   (charged to the tests under that node);
 - ``<fixture>BASEID::NAME``: a fixture's setup (charged to every test that requests the fixture,
   whatever its scope, so session fixtures are not charged to the first test only);
+- ``<memo>MODULE:QUALNAME``: a call filling a ``functools`` cache entry (``memo.py``; charged
+  to every context that read the cache, hit or miss);
 - the test's node id: its own setup, call and teardown.
 
 Files inside the repository that a context opens (templates, JSON, ...) are recorded through an
@@ -32,6 +34,7 @@ from typing import Any
 import pytest
 
 from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
+from guard_adapters.pytest.memo import MemoWatcher
 from guard_adapters.pytest.reporter import fold_phase
 
 
@@ -194,6 +197,12 @@ class GuardCollector:
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, _ImportLabeler(self))
         self._watch_multiprocessing()
+        self.memo = MemoWatcher(self._switch, lambda: self.context, self._ours)
+        self.memo.install()
+
+    def _ours(self, filename: str) -> bool:
+        rel = self._relative(filename)
+        return rel is not None and not _SKIP_PARTS.intersection(rel.split("/"))
 
     def _watch_multiprocessing(self) -> None:
         """``spawn`` and ``forkserver`` children start without an audit event."""
@@ -327,6 +336,7 @@ class GuardCollector:
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
         self._switch("<end>")
+        self.memo.uninstall()
         if self.tracer is not None:
             self.tracer.stop()
         else:
@@ -339,6 +349,7 @@ class GuardCollector:
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
+            "consumed": {ctx: sorted(labels) for ctx, labels in self.memo.consumed.items()},
             "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }

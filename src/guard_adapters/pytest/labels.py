@@ -4,3 +4,4 @@ SESSION = "<session>"  # start-up, conftest imports, plugins: charged to every t
 COLLECT = "<collect>"  # collecting NODEID (its module-level code): charged to the tests under it
 IMPORT = "<import>"  # executing a repository module's body: charged to every test
 FIXTURE = "<fixture>"  # a fixture's setup: charged to every test that requests it
+MEMO = "<memo>"  # filling a functools cache entry: charged to every context that read it

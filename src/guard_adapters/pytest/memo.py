@@ -1,0 +1,133 @@
+"""Evidence that ``functools`` caches hide (loaded by the collector plugin; standard library
+only).
+
+A test that hits an ``lru_cache``/``cache`` entry or reads a ``cached_property`` that an
+earlier test filled runs none of the code that computed the value, so its own lines do not
+show that it depends on that code. While measuring, the collector replaces these decorators
+for functions of the repository: each call that fills an entry runs under the coverage
+context ``<memo>MODULE:QUALNAME`` (nested fills nest), and every call, hit or miss, records
+that the current context consumed that label. The ingest charges a label's lines to every
+context that consumed it, transitively.
+
+Only the main thread switches contexts: the collector's context is process-wide, and a fill
+in another thread would take the main thread's lines with it.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from guard_adapters.pytest.labels import MEMO
+
+_REAL_LRU = functools.lru_cache
+_REAL_CACHED_PROPERTY = functools.cached_property
+
+
+class MemoWatcher:
+    """Installs the watched decorators; ``switch(label) -> previous`` is the collector's."""
+
+    def __init__(self, switch: Callable[[str], str], current: Callable[[], str],
+                 ours: Callable[[str], bool]) -> None:  # fmt: skip
+        self.switch = switch
+        self.current = current
+        self.ours = ours  # whether a code file belongs to the repository
+        self.consumed: defaultdict[str, set[str]] = defaultdict(set)
+        self.main = threading.main_thread()
+
+    def install(self) -> None:
+        # ``functools.cache`` calls the module's ``lru_cache``: it follows
+        functools.lru_cache = self._lru_cache  # type: ignore[assignment]
+        functools.cached_property = _watched_property(self)  # type: ignore[misc]
+
+    def uninstall(self) -> None:
+        functools.lru_cache = _REAL_LRU
+        functools.cached_property = _REAL_CACHED_PROPERTY  # type: ignore[misc]
+
+    def label_of(self, func: Any) -> str | None:
+        code = getattr(func, "__code__", None)
+        if code is None or not self.ours(code.co_filename):
+            return None
+        return f"{MEMO}{getattr(func, '__module__', '')}:{getattr(func, '__qualname__', '')}"
+
+    def filling(self, label: str, compute: Callable[[], Any]) -> Any:
+        """Run ``compute`` (the call that fills an entry) under ``label``."""
+        if threading.current_thread() is not self.main:
+            return compute()
+        previous = self.switch(label)
+        try:
+            return compute()
+        finally:
+            self.switch(previous)
+
+    def _lru_cache(self, maxsize: Any = 128, typed: bool = False) -> Any:
+        if callable(maxsize) and not isinstance(maxsize, int):  # bare @lru_cache
+            return self._lru_cache(128, typed)(maxsize)
+        real = _REAL_LRU(maxsize, typed)
+
+        def decorate(user_function: Callable[..., Any]) -> Any:
+            label = self.label_of(user_function)
+            if label is None:
+                return real(user_function)
+            watcher = self
+
+            def fill(*args: Any, **kwargs: Any) -> Any:
+                return watcher.filling(label, lambda: user_function(*args, **kwargs))
+
+            cached = real(fill)
+
+            @functools.wraps(user_function)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                watcher.consumed[watcher.current()].add(label)
+                return cached(*args, **kwargs)
+
+            call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+            call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+            call.cache_parameters = cached.cache_parameters  # type: ignore[attr-defined]
+            return call
+
+        return decorate
+
+
+def _watched_property(watcher: MemoWatcher) -> type:
+    """``functools.cached_property`` as a data descriptor, so that reading a cached value
+    goes through ``__get__`` (a plain one is found in the instance ``__dict__`` unseen)."""
+
+    class cached_property(_REAL_CACHED_PROPERTY):  # type: ignore[type-arg,misc]
+        def __new__(cls, func: Any, *args: Any) -> Any:
+            if watcher.label_of(func) is None:
+                plain = _REAL_CACHED_PROPERTY.__new__(_REAL_CACHED_PROPERTY)
+                plain.__init__(func, *args)
+                return plain
+            return super().__new__(cls)
+
+        def __init__(self, func: Any, *args: Any) -> None:
+            super().__init__(func, *args)
+            self._label = watcher.label_of(func) or MEMO
+
+        def __get__(self, instance: Any, owner: type | None = None) -> Any:
+            if instance is None:
+                return self
+            label = self._label
+            watcher.consumed[watcher.current()].add(label)
+            store = instance.__dict__
+            name = self.attrname or self.func.__name__
+            if name in store:
+                return store[name]
+            value = watcher.filling(label, lambda: self.func(instance))
+            store[name] = value
+            return value
+
+        def __set__(self, instance: Any, value: Any) -> None:
+            instance.__dict__[self.attrname or self.func.__name__] = value
+
+        def __delete__(self, instance: Any) -> None:
+            try:
+                del instance.__dict__[self.attrname or self.func.__name__]
+            except KeyError:
+                raise AttributeError(self.attrname) from None
+
+    return cached_property
