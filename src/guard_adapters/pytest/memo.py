@@ -40,12 +40,12 @@ class MemoWatcher:
 
     def install(self) -> None:
         # ``functools.cache`` calls the module's ``lru_cache``: it follows
-        functools.lru_cache = self._lru_cache  # type: ignore[assignment]
-        functools.cached_property = _watched_property(self)  # type: ignore[misc]
+        setattr(functools, "lru_cache", self._lru_cache)  # noqa: B010
+        setattr(functools, "cached_property", _watched_property(self))  # noqa: B010
 
     def uninstall(self) -> None:
-        functools.lru_cache = _REAL_LRU
-        functools.cached_property = _REAL_CACHED_PROPERTY  # type: ignore[misc]
+        setattr(functools, "lru_cache", _REAL_LRU)  # noqa: B010
+        setattr(functools, "cached_property", _REAL_CACHED_PROPERTY)  # noqa: B010
 
     def label_of(self, func: Any) -> str | None:
         code = getattr(func, "__code__", None)
@@ -96,11 +96,11 @@ def _watched_property(watcher: MemoWatcher) -> type:
     """``functools.cached_property`` as a data descriptor, so that reading a cached value
     goes through ``__get__`` (a plain one is found in the instance ``__dict__`` unseen)."""
 
-    class cached_property(_REAL_CACHED_PROPERTY):  # type: ignore[type-arg,misc]
+    class cached_property(_REAL_CACHED_PROPERTY[Any]):
         def __new__(cls, func: Any, *args: Any) -> Any:
             if watcher.label_of(func) is None:
                 plain = _REAL_CACHED_PROPERTY.__new__(_REAL_CACHED_PROPERTY)
-                plain.__init__(func, *args)
+                _REAL_CACHED_PROPERTY.__init__(plain, func, *args)
                 return plain
             return super().__new__(cls)
 
