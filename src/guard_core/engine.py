@@ -400,7 +400,8 @@ class Engine:
                 calls_seen = frozenset(region.names) if covered and own and not localised \
                     else frozenset()  # fmt: skip
                 select_readers(self.store, region.names, evidence, selection, region.id,
-                               s.min_confidence, open_classes, calls_seen)  # fmt: skip
+                               s.min_confidence, open_classes, calls_seen,
+                               region.rebinds)  # fmt: skip
             if region.side_effects or (region.definition_changed and not refined):
                 self._importers(region.file, selection, "import-time-code", region.id)
             return

@@ -157,6 +157,9 @@ class ChangedRegion:
     owner_class: str | None = None
     open_class: bool = False
     docstring_only: bool = False  # only a function's docstring changed: no call runs it
+    # its decorators changed: the name may bind another kind of object (a property, a plain
+    # function), so import-time code that reads it (``@name.setter``) may fail
+    rebinds: bool = False
     doc_changed: bool = False  # its docstring changed (a doctest may live there)
 
 

@@ -77,13 +77,17 @@ def _reads(ref: str, names: set[str]) -> bool:
 
 
 def _follow_import_time_reads(
-    store: GraphStore, readers: dict[str, tuple[str, str, str]], names: set[str]
+    store: GraphStore, readers: dict[str, tuple[str, str, str]], names: set[str],
+    may_fail: bool = False,
 ) -> tuple[set[str], dict[str, str]]:
     """Module and class bodies that read ``names`` while importing: the names their reading
     statements bind (to follow), and the bodies whose reading statement may do more than bind
-    a name (their import-time evidence is selected: everyone who imports them)."""
+    a name, or fail (``may_fail``: the names may bind another kind of object): their
+    import-time evidence is selected, everyone who imports them."""
     follow: set[str] = set()
     wide: dict[str, str] = {}
+    if may_fail:
+        return follow, {fid: ref for fid, (_, _, ref) in readers.items()}
     data = store.statement_bindings(readers)
     for fid, (qualname, dotted, ref) in readers.items():
         bindings, statement_refs = data.get(fid, ([], []))
@@ -198,6 +202,7 @@ def select_readers(
     min_confidence: float,
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
+    rebinds: bool = False,
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
@@ -217,8 +222,8 @@ def select_readers(
                 bodies[fid] = (qualname, dotted, ref)
             else:
                 plain[fid] = ref
-        follow, wide = _follow_import_time_reads(store, bodies, pending) if bodies else \
-            (set(), {})  # fmt: skip
+        follow, wide = _follow_import_time_reads(store, bodies, pending, rebinds and rounds == 1) \
+            if bodies else (set(), {})  # fmt: skip
         plain |= wide
         missing = [f for f in plain if f not in evidence]
         extra = store.tests_covering(missing, min_confidence) if missing else []

@@ -73,7 +73,9 @@ FILES = {
         "    return wrapper\n\n\nclass Store:\n    closed = False\n\n"
         "    def __init__(self):\n        self.data = {}\n\n"
         "    @checked\n    def get(self, key):\n        return self.data.get(key)\n\n"
-        "    def close(self):\n        self.closed = True\n\n\n"
+        "    def close(self):\n        self.closed = True\n\n"
+        "    @property\n    def size(self):\n        return len(self.data)\n\n"
+        "    @size.setter\n    def size(self, value):\n        raise AttributeError('size')\n\n\n"
         "def lookup(d, key):\n    return d.get(key)\n"
     ),
     "tests/test_store.py": (
@@ -296,3 +298,13 @@ def test_a_renamed_re_export_with_an_importer_left_behind_selects_its_tests(
     assert HELP in d.tests  # tests/test_docs.py still imports pkg.shapes.area
     failed = guard.run(stream=False).failed  # an import error: the module fails to collect
     assert any(t.startswith("tests/test_docs.py") for t in failed)
+
+
+def test_a_property_turned_into_a_method_selects_the_importers_of_its_class(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/store.py", "    @property\n    def size(", "    def size(")
+    d = guard.check()  # `@size.setter` in the class body now fails while importing
+    assert LOOKUP in d.tests
+    failed = guard.run(stream=False).failed
+    assert any(t.startswith("tests/test_store.py") for t in failed)

@@ -175,6 +175,10 @@ def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
     return all(i > last_old for i in positions)  # a new positional before an old one shifts
 
 
+def _decorator_dumps(region: Region) -> list[str]:
+    return [ast.dump(d) for d in getattr(region.node, "decorator_list", ())]
+
+
 def _function_change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
     kind: ChangeKind, pure: frozenset[str] = frozenset(),
@@ -204,6 +208,8 @@ def _function_change(
         names=names, docstring_only=doc_only and not _impure(decorators, pure),
         doc_changed=(old.doc if old else None) != (new.doc if new else None),
         side_effects=definition_changed and header_moved and _impure(decorators, pure),
+        rebinds=old is not None and new is not None and _decorator_dumps(old)
+        != _decorator_dumps(new),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),
     )  # fmt: skip
