@@ -45,6 +45,7 @@ from guard_core.selection import (
     module_region,
     needs_evidence,
     new_test_files,
+    select_memoised_callers,
     select_readers,
 )
 from guard_core.test_code import exists, gone_tests, test_code_reasons
@@ -256,6 +257,10 @@ class Engine:
                     "spawns-python", "starts a Python child process whose code is unmeasured"))
         bodies = [judged_id(r) for r in cs.regions
                   if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
+        if not s.seed_policy:
+            select_memoised_callers(self.store, [r for r in cs.regions if r.region is
+                                    RegionKind.FUNCTION and needs_evidence(r)], selection,
+                                    s.min_confidence)  # fmt: skip
         if bodies:
             selection.add_edges(self.store.repair_tests_of_callees(bodies), "repaired-callee")
         if s.widening:
@@ -388,7 +393,9 @@ class Engine:
                 if region.side_effects:
                     self._importers(region.file, selection, "import-time-code", region.id)
                 return
-            localised = lines_apply and region.hunks and not region.definition_changed
+            # a memo function's stored results were computed by lines its readers never ran
+            localised = lines_apply and region.hunks and not region.definition_changed \
+                and not region.memo  # fmt: skip
             same_code = region.docstring_only or (  # a docstring runs in no call; a rename
                 region.kind is ChangeKind.RENAMED and not region.body_changed  # runs the same
                 and not region.side_effects)  # fmt: skip

@@ -160,6 +160,7 @@ class ChangedRegion:
     # its decorators changed: the name may bind another kind of object (a property, a plain
     # function), so import-time code that reads it (``@name.setter``) may fail
     rebinds: bool = False
+    memo: bool = False  # a function that serves results it stored earlier (``Region.memo``)
     doc_changed: bool = False  # its docstring changed (a doctest may live there)
 
 
@@ -441,6 +442,7 @@ class FunctionNode:
     statement_refs: tuple[str, ...] = ()
     # attribute names read on any object (``x.name``); "*": by computed names (``vars``)
     attributes: tuple[str, ...] = ()
+    memo: bool = False  # keeps results in a container that outlives the call, reads them back
 
 
 @attrs.frozen

@@ -33,6 +33,7 @@ class FunctionFacts:
     file: str
     no_evidence: bool
     has_dynamic_dispatch: bool
+    memo: bool = False
 
 
 @attrs.frozen
@@ -83,6 +84,10 @@ class GraphStore(Protocol):
         self, function_ids: Iterable[str], min_confidence: float = 0.0, per_test: int = 3
     ) -> list[CoverEdge]: ...
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]: ...
+    def memo_callers(self, function_ids: Iterable[str], hops: int) -> dict[str, str]:
+        """Functions flagged ``memo`` that reach any of ``function_ids`` through at most
+        ``hops`` ``CALLS`` edges: ``{memo function: the id it reaches}``."""
+        ...
     def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]: ...
     def repair_tests_of_callees(
         self, function_ids: Iterable[str], hops: int = 3

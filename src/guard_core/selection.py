@@ -302,3 +302,21 @@ def every_test(
     files |= set(extra_files)
     kept = {t for t in known if split_id(t)[0] not in gone}
     return tuple(sorted(kept | files))
+
+
+_MEMO_HOPS = 3
+
+
+def select_memoised_callers(
+    store: GraphStore, regions: Iterable[ChangedRegion], selection: Selection,
+    min_confidence: float,
+) -> None:  # fmt: skip
+    """A function that serves results it stored earlier (``memo``) hides the code that
+    computed them from every later call that finds the entry, in this test or a later one: a
+    change in code it reaches through calls selects every test that called it, hit or miss."""
+    changed = [judged_id(r) for r in regions]
+    memo = store.memo_callers(changed, _MEMO_HOPS) if changed else {}
+    for e in store.covering_tests(sorted(memo), min_confidence, lines=False):
+        selection.add(e.test, Reason(
+            "memoised-caller", f"{e.function} may serve what {memo[e.function]} computed",
+            e.confidence))  # fmt: skip

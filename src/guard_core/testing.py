@@ -129,6 +129,9 @@ class FakeStore:
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
         return []
 
+    def memo_callers(self, function_ids: Iterable[str], hops: int) -> dict[str, str]:
+        return {}
+
     def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
         self._check()
         return {i: self.functions[i] for i in ids if i in self.functions}

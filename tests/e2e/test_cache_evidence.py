@@ -27,17 +27,33 @@ FILES = {
         "CONFIG = Config()\n\n\n"
         "def unrelated():\n    return 1\n"
     ),
+    "pkg/registry.py": (
+        "_SQUARES = {}\n\n\ndef square(x):\n    return x * x\n\n\n"
+        "def cached_square(x):\n    if x not in _SQUARES:\n        _SQUARES[x] = square(x)\n"
+        "    return _SQUARES[x]\n\n\n"
+        "def make_handler(name):\n    return name.upper()\n\n\n"
+        "class Registry:\n    _handlers = {}\n\n    @classmethod\n    def get(cls, name):\n"
+        "        if name not in cls._handlers:\n"
+        "            cls._handlers[name] = make_handler(name)\n"
+        "        return cls._handlers[name]\n"
+    ),
     "tests/__init__.py": "",
     "tests/test_fill.py": (
-        "from pkg.compute import CONFIG, cached_double, cached_halve, unrelated\n\n\n"
+        "from pkg.compute import CONFIG, cached_double, cached_halve, unrelated\n"
+        "from pkg.registry import Registry, cached_square\n\n\n"
         "def test_fill_lru():\n    assert cached_double(2) == 4\n\n\n"
         "def test_fill_cache():\n    assert cached_halve(8) == 4\n\n\n"
         "def test_fill_property():\n    assert CONFIG.scale == 30\n\n\n"
         "def test_fill_method():\n    assert CONFIG.offset() == 50\n\n\n"
-        "def test_unrelated():\n    assert unrelated() == 1\n"
+        "def test_unrelated():\n    assert unrelated() == 1\n\n\n"
+        "def test_fill_dict():\n    assert cached_square(3) == 9\n\n\n"
+        "def test_fill_registry():\n    assert Registry.get('a') == 'A'\n"
     ),
     "tests/test_read.py": (
-        "from pkg.compute import CONFIG, cached_double, cached_halve\n\n\n"
+        "from pkg.compute import CONFIG, cached_double, cached_halve\n"
+        "from pkg.registry import Registry, cached_square\n\n\n"
+        "def test_read_dict():\n    assert cached_square(3) == 9\n\n\n"
+        "def test_read_registry():\n    assert Registry.get('a') == 'A'\n\n\n"
         "def test_read_lru():\n    assert cached_double(2) == 4\n\n\n"
         "def test_read_cache():\n    assert cached_halve(8) == 4\n\n\n"
         "def test_read_property():\n    assert CONFIG.scale == 30\n\n\n"
@@ -63,7 +79,8 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
 
 
 def edit(repo: Path, old: str, new: str) -> None:
-    file = repo / "pkg/compute.py"
+    file = repo / ("pkg/registry.py" if old in (repo / "pkg/registry.py").read_text()
+                   else "pkg/compute.py")  # fmt: skip
     text = file.read_text()
     assert old in text, old
     file.write_text(text.replace(old, new, 1))
@@ -75,6 +92,9 @@ def edit(repo: Path, old: str, new: str) -> None:
         ("return x * 2", "return x * 5", pair("lru")),
         ("return x * 3", "return x * 5", pair("property")),
         ("return x // 2", "return x // 4", pair("cache") | pair("method")),
+        ("return x * x", "return x * x + 1", pair("dict")),
+        ("_SQUARES[x] = square(x)", "_SQUARES[x] = square(x) + 1", pair("dict")),
+        ("return name.upper()", "return name.lower()", pair("registry")),
     ],
 )
 def test_changing_a_cached_computation_selects_the_tests_that_read_the_cache(

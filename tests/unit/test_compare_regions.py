@@ -413,3 +413,24 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
     regions = extract_regions("m.py", f"def f(d, k):\n    {body}\n")
     (fn,) = regions.functions()
     assert fn.attributes == reads
+
+
+@pytest.mark.parametrize(
+    ("body", "memo"),
+    [
+        ("if k not in CACHE:\n        CACHE[k] = g(k)\n    return CACHE[k]", True),
+        ("return self._cache.setdefault(k, g(k))", True),
+        ("v = ctx.seen.get(k)\n    if v is None:\n        ctx.seen[k] = v = g(k)\n    return v",
+         True),
+        ("d = {}\n    d[k] = g(k)\n    return d[k]", False),  # a local container
+        ("return CACHE[k]", False),  # read only: filled elsewhere, at import time perhaps
+        ("CACHE[k] = g(k)", False),  # write only
+        ("global CACHE\n    CACHE = {}\n    CACHE[k] = 1\n    return CACHE[k]", True),
+    ],
+)
+def test_memo_functions_store_and_read_back_in_a_container_that_outlives_the_call(
+    body: str, memo: bool
+) -> None:
+    regions = extract_regions("m.py", f"def f(self, ctx, k):\n    {body}\n")
+    (fn,) = regions.functions()
+    assert fn.memo is memo

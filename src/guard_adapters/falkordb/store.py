@@ -299,6 +299,7 @@ class FalkorGraphStore:
                 "bindings": list(fn.bindings),
                 "srefs": list(fn.statement_refs),
                 "attrs": list(fn.attributes),
+                "memo": fn.memo,
             }
             for f in files
             for fn in f.functions
@@ -308,7 +309,7 @@ class FalkorGraphStore:
             "ON CREATE SET n.no_evidence = true "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, n.dotted = r.dotted, "
             "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs, "
-            "n.bindings = r.bindings, n.stmt_refs = r.srefs, n.attrs = r.attrs "
+            "n.bindings = r.bindings, n.stmt_refs = r.srefs, n.attrs = r.attrs, n.memo = r.memo "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             fn_rows,
         )
@@ -593,6 +594,28 @@ class FalkorGraphStore:
                 best[aid] = Caller(id=aid, hops=int(length), confidence=float(conf))
         return sorted(best.values(), key=lambda c: (c.hops, -c.confidence, c.id))
 
+    def memo_callers(self, function_ids: Iterable[str], hops: int) -> dict[str, str]:
+        reached = {fid: fid for fid in function_ids}  # caller -> the changed id it reaches
+        frontier = sorted(reached)
+        found: dict[str, str] = {}
+        for _ in range(max(0, hops)):  # hop by hop: a variable-length match enumerates paths
+            if not frontier:
+                break
+            rows = self._read(
+                "UNWIND $ids AS id MATCH (a:Function)-[:CALLS]->(b:Function {id: id}) "
+                "RETURN DISTINCT a.id, b.id, coalesce(a.memo, false)",
+                {"ids": frontier},
+            )
+            frontier = []
+            for caller, callee, memo in rows:
+                if caller in reached:
+                    continue
+                reached[caller] = reached[callee]
+                frontier.append(caller)
+                if memo:
+                    found[caller] = reached[callee]
+        return found
+
     def repair_tests_of_callees(
         self, function_ids: Iterable[str], hops: int = 3
     ) -> list[CoverEdge]:
@@ -612,15 +635,14 @@ class FalkorGraphStore:
         rows = self._read(
             "UNWIND $ids AS id MATCH (f:Function {id: id}) "
             "RETURN f.id, f.file, f.no_evidence AND NOT coalesce(f.unproven, false), "
-            "f.has_dynamic_dispatch",
+            "f.has_dynamic_dispatch, coalesce(f.memo, false)",
             {"ids": sorted(set(ids))},
         )
         return {
-            fid: FunctionFacts(
-                id=fid, file=file, no_evidence=bool(noev), has_dynamic_dispatch=bool(dyn)
-            )
-            for fid, file, noev, dyn in rows
-        }
+            fid: FunctionFacts(id=fid, file=file, no_evidence=bool(noev),
+                               has_dynamic_dispatch=bool(dyn), memo=bool(memo))
+            for fid, file, noev, dyn, memo in rows
+        }  # fmt: skip
 
     def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -232,7 +232,7 @@ def index_file(
             refs=tuple(sorted({*visitor.refs.get(r.id, ()), *(
                 stars if r.kind is RegionKind.FUNCTION else ())})),
             statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
-            attributes=tuple(sorted(r.attributes)),
+            attributes=tuple(sorted(r.attributes)), memo=r.memo,
         ))  # fmt: skip
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
             dotted[f"{module}.{r.qualname}"] = r.id

@@ -204,6 +204,7 @@ def _function_change(
         id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
         old_id=old.id if old and old.id != rid else None,
         dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
+        memo=bool((new and new.memo) or (old and old.memo)),
         body_changed=body_changed, definition_changed=definition_changed,
         names=names, docstring_only=doc_only and not _impure(decorators, pure),
         doc_changed=(old.doc if old else None) != (new.doc if new else None),

@@ -128,6 +128,15 @@ class Region:
             self.node, ast.FunctionDef | ast.AsyncFunctionDef
         ) and has_dynamic_dispatch(self.node)
 
+    @functools.cached_property
+    def memo(self) -> bool:
+        """A function that keeps what it computed in a container that outlives the call (a
+        module-level dict, ``self._cache``, ``cls._registry``) and reads it back: a call that
+        finds the entry runs none of the code that computed it."""
+        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) and is_memo(
+            self.node
+        )
+
 
 @attrs.frozen(slots=False)
 class ModuleRegions:
@@ -246,6 +255,52 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
             if name in _SIGNATURE_READS:
                 out.add("__signature__")
     return frozenset(out)
+
+
+def _local_names(fn: FunctionNode) -> set[str]:
+    args = fn.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    out = {a.arg for a in params if a is not None}
+    declared: set[str] = set()
+    for n in _own_nodes(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            declared.update(n.names)
+    return out - declared
+
+
+def _container(node: ast.expr, local: set[str]) -> str | None:
+    """A key for a container expression that may outlive the call: a global or closure name,
+    or an attribute of anything (``self._cache``, ``cls._items``, ``ctx.inferred``)."""
+    if isinstance(node, ast.Name):
+        return None if node.id in local else node.id
+    if isinstance(node, ast.Attribute):
+        return ast.dump(node)
+    return None
+
+
+def is_memo(fn: FunctionNode) -> bool:
+    local = _local_names(fn)
+    written: set[str] = set()
+    read: set[str] = set()
+    for n in _own_nodes(fn):
+        if isinstance(n, ast.Subscript):
+            key = _container(n.value, local)
+            if key is not None:
+                (written if isinstance(n.ctx, ast.Store) else read).add(key)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            key = _container(n.func.value, local)
+            if key is not None and n.func.attr == "setdefault":
+                written.add(key)
+                read.add(key)
+            elif key is not None and n.func.attr in ("get", "__contains__"):
+                read.add(key)
+        elif isinstance(n, ast.Compare) and any(isinstance(o, ast.In | ast.NotIn) for o in n.ops):
+            for c in n.comparators:
+                if (key := _container(c, local)) is not None:
+                    read.add(key)
+    return bool(written & read)
 
 
 def has_dynamic_dispatch(fn: FunctionNode) -> bool:
