@@ -18,11 +18,23 @@ class Check:
     fix: str = ""
 
 
+def _servers() -> Check:
+    from guard_adapters.falkordb.embedded import running_servers
+
+    servers = running_servers()
+    listed = "; ".join(f"{s.data_dir} (pid {s.pid}, {s.rss_mb:.0f} MB)" for s in servers)
+    return Check(
+        "embedded servers", True,
+        f"{len(servers)} running on this machine" + (f": {listed}" if listed else ""),
+    )  # fmt: skip
+
+
 def run_checks(repo: Path) -> Iterator[Check]:
     from guard_adapters.falkordb.plugin import graph_name
     from guard_adapters.git.repo import head_sha, repo_root
     from guard_adapters.workspace import open_guard
 
+    yield _servers()  # this machine's, whatever the repository's state
     try:
         root = repo_root(Path(repo).resolve())
         yield Check("git repository", True, str(root))

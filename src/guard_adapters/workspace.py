@@ -47,4 +47,4 @@ def open_guard(
 
 
 def embedded_server(settings: Settings) -> EmbeddedServer:
-    return EmbeddedServer(settings.guard_dir)
+    return EmbeddedServer(settings.guard_dir, idle_s=settings.server_idle)

@@ -44,6 +44,8 @@ class Settings:
     # silent or not FalkorDB costs at most this before the decision falls back to run-all
     store_timeout: float = 5.0
     store_query_timeout: float = 60.0  # seconds one query may take once the server answered
+    # the embedded server stops after this many seconds without a client; 0: never
+    server_idle: float = 1800.0
     # what a tolerant load (read-only commands) skipped: the broken file, key or variable
     config_problems: tuple[str, ...] = ()
 
@@ -70,6 +72,7 @@ _ENV = {
     "GUARD_REFRESH_EVIDENCE": "refresh_evidence",
     "GUARD_STORE_TIMEOUT": "store_timeout",
     "GUARD_STORE_QUERY_TIMEOUT": "store_query_timeout",
+    "GUARD_SERVER_IDLE": "server_idle",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
 _SECONDS = {"store_timeout", "store_query_timeout"}
@@ -111,6 +114,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             seconds = float(value)
             if not 0.0 < seconds < float("inf"):
                 raise ValueError("must be a positive number of seconds")
+            return seconds
+        if name == "server_idle":
+            seconds = float(value)
+            if not 0.0 <= seconds < float("inf"):
+                raise ValueError("must be a number of seconds, 0 for never")
             return seconds
         if name in _BOOLS:
             if isinstance(value, bool):

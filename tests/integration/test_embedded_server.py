@@ -168,3 +168,61 @@ def test_a_server_loading_its_graph_is_waited_for_not_restarted(
         assert client.get("k249") == b"x" * 2048  # loaded: no LOADING error
     finally:
         client.close()
+
+
+def _watchdogs(socket: Path) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"guard_adapters.falkordb.idle" in argv and os.fsencode(str(socket)) in argv:
+                out.append(int(entry.name))
+    return out
+
+
+def _until(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_an_unused_server_stops_by_itself_and_keeps_its_graph(tmp_path: Path) -> None:
+    srv = EmbeddedServer(tmp_path / "state", idle_s=2.0)
+    try:
+        store = FalkorGraphStore(connect(srv.ensure_running()), "g")
+        store.ensure_schema()
+        node = FunctionNode(id="a.py::f", file="a.py", name="f", qualname="f", start=1, end=2)
+        store.write_files([FileIndex(path="a.py", sha="x", module="a", functions=(node,))])
+        held_for = time.monotonic()
+        while time.monotonic() - held_for < 4:  # a connected client keeps it up
+            store.file_hashes()
+            time.sleep(0.5)
+        assert srv.pid() is not None
+        store.close()
+        assert _until(lambda: srv.pid() is None, 15), "an idle server should stop"
+        assert _until(lambda: not _watchdogs(srv.socket), 5), "its watchdog should exit"
+        store = FalkorGraphStore(connect(srv.ensure_running()), "g")  # saved before stopping
+        assert store.file_hashes() == {"a.py": "x"}
+        store.close()
+    finally:
+        srv.stop()
+    assert _until(lambda: not _watchdogs(srv.socket), 5)
+
+
+def test_a_server_without_an_idle_limit_has_no_watchdog(server: EmbeddedServer) -> None:
+    server.ensure_running()
+    assert not _watchdogs(server.socket)
+
+
+def test_running_servers_lists_this_users_embedded_servers(server: EmbeddedServer) -> None:
+    from guard_adapters.falkordb.embedded import running_servers
+
+    server.ensure_running()
+    mine = [s for s in running_servers() if s.pid == server.pid()]
+    assert mine and mine[0].data_dir == str(server.data_dir) and mine[0].rss_mb > 0

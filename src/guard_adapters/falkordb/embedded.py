@@ -10,6 +10,7 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -70,8 +71,11 @@ class ServerStatus:
 class EmbeddedServer:
     """Lifecycle of the embedded server of one state directory."""
 
-    def __init__(self, state_dir: Path, ready_timeout: float = _START_TIMEOUT_S) -> None:
+    def __init__(
+        self, state_dir: Path, ready_timeout: float = _START_TIMEOUT_S, idle_s: float = 0.0
+    ) -> None:
         self.ready_timeout = ready_timeout
+        self.idle_s = idle_s  # stop a server this start launched after so long unused; 0: never
         self.data_dir = (state_dir / "falkordb").resolve()
         self.pid_file = self.data_dir / "redis.pid"
         self.lock_file = self.data_dir / "start.lock"
@@ -163,12 +167,30 @@ class EmbeddedServer:
         if self.pid() is not None and self._state() is _State.READY:
             return self.url
         with self._locked():
-            if self.pid() is None or not self._listens():
+            launched = self.pid() is None or not self._listens()
+            if launched:
                 self._launch()
             state = self._wait(self.ready_timeout, until_not=None)
             if state is not _State.READY:
                 raise self._not_ready(state)
+            if launched and self.idle_s > 0:
+                self._watch_idle()
         return self.url
+
+    def _watch_idle(self) -> None:
+        """A detached watchdog that stops the server once unused for ``idle_s`` seconds."""
+        pid = self.pid()
+        if pid is None:
+            return
+        try:
+            subprocess.Popen(
+                [sys.executable, "-m", "guard_adapters.falkordb.idle", str(pid),
+                 str(self.socket), str(self.idle_s)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True, cwd=str(self.data_dir),
+            )  # fmt: skip
+        except OSError as exc:  # the server runs on; it only will not stop by itself
+            log.warning("idle_watchdog_failed", error=str(exc))
 
     def _listens(self) -> bool:
         """Whether the live server opens its socket soon: one starting up does, one whose
@@ -295,3 +317,42 @@ class EmbeddedServer:
                 os.waitpid(pid, os.WNOHANG)  # reap when it happens to be our child
             time.sleep(0.02)
         return False
+
+
+@attrs.frozen
+class RunningServer:
+    """An embedded server Guard started, found among this user's processes."""
+
+    pid: int
+    data_dir: str
+    rss_mb: float
+
+
+def running_servers() -> list[RunningServer]:
+    """The embedded FalkorDB servers of this user on this machine (Linux ``/proc``; elsewhere
+    none are listed): a ``redis-server`` on a unix socket (its title reads ``redis-server
+    unixsocket:PATH``) working in a ``.../falkordb`` data folder."""
+    found: list[RunningServer] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != os.getuid():
+                continue
+            title = os.fsdecode((entry / "cmdline").read_bytes().replace(b"\0", b" ")).split()
+            if len(title) < 2 or not os.path.basename(title[0]).startswith("redis-server") \
+                    or not title[1].startswith("unixsocket:"):  # fmt: skip
+                continue
+            data_dir = os.readlink(entry / "cwd")  # the server works in its --dir
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if os.path.basename(data_dir) != "falkordb":
+            continue
+        rss_kb = next((int(line.split()[1]) for line in status.splitlines()
+                       if line.startswith("VmRSS:")), 0)  # fmt: skip
+        found.append(RunningServer(pid=int(entry.name), data_dir=data_dir, rss_mb=rss_kb / 1024))
+    return sorted(found, key=lambda s: s.data_dir)

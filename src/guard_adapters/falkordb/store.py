@@ -172,6 +172,7 @@ class FalkorGraphStore:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.db.connection.close()
+            self.db.connection.connection_pool.disconnect()  # a pool it was given stays open
 
     # -- schema ---------------------------------------------------------------------------------
 
