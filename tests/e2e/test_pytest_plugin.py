@@ -100,3 +100,48 @@ def test_xdist_workers_select_the_same_tests(project: dict, repo: Path) -> None:
     out = pytest_in(project, "--guard", "-q", "-n", "2")
     assert out.returncode == 1 and "3 failed" in out.stdout, out.stdout
     assert "passed" not in out.stdout
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, falkordb_url: str) -> Iterator[dict]:
+    """A project with a graph of its own: a refresh moves its evidence base."""
+    repo = make_repo(tmp_path / "sample", PROJECT)
+    env = {**os.environ, "GUARD_FALKORDB_URL": falkordb_url, "GUARD_WORKER": "0",
+           "GUARD_GRAPH": f"test:plugin-refresh-{tmp_path.name}", "GUARD_REFRESH_EVIDENCE": "1",
+           "FLAKY_COUNTER": str(tmp_path / "n")}  # fmt: skip
+    with Guard.open(repo, env=env) as g:
+        g.store.clear()
+        g.store.ensure_schema()
+        ingest_coverage(repo, g.store)
+        yield {"repo": repo, "env": env, "guard": g}
+        g.store.clear()
+
+
+def swap_mul(repo: Path) -> None:
+    core = repo / "pkg/core.py"
+    core.write_text(core.read_text().replace("return a * b", "return b * a"))
+
+
+def test_a_passing_run_refreshes_the_evidence_so_the_next_check_is_small(fresh: dict) -> None:
+    guard = fresh["guard"]
+    before = guard.store.ingest_info().coverage_sha
+    swap_mul(fresh["repo"])
+    assert guard.check().tests  # the edit needs tests
+    out = pytest_in(fresh, "--guard", "-q")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "evidence refreshed" in out.stdout, out.stdout
+    assert guard.store.ingest_info().coverage_sha != before
+    assert guard.check().tests == ()  # the evidence base holds the edit now
+
+
+def test_a_narrowed_or_failing_run_keeps_the_evidence(fresh: dict) -> None:
+    guard = fresh["guard"]
+    before = guard.store.ingest_info().coverage_sha
+    swap_mul(fresh["repo"])
+    out = pytest_in(fresh, "--guard", "-q", "-k", "double")
+    assert out.returncode == 0 and "evidence not refreshed" in out.stdout, out.stdout
+    subprocess.run(["git", "-C", str(fresh["repo"]), "checkout", "-q", "--", "."], check=True)
+    break_mul(fresh["repo"])
+    out = pytest_in(fresh, "--guard", "-q")
+    assert out.returncode == 1 and "evidence not refreshed" in out.stdout, out.stdout
+    assert guard.store.ingest_info().coverage_sha == before

@@ -425,7 +425,11 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
         ("d = {}\n    d[k] = g(k)\n    return d[k]", False),  # a local container
         ("return CACHE[k]", False),  # read only: filled elsewhere, at import time perhaps
         ("CACHE[k] = g(k)", False),  # write only
-        ("global CACHE\n    CACHE = {}\n    CACHE[k] = 1\n    return CACHE[k]", True),
+        ("global CACHE\n    CACHE = {}\n    CACHE[k] = g(k)\n    return CACHE[k]", True),
+        ("if k in self.seen:\n        raise ValueError(self.seen[k])\n    self.seen[k] = self",
+         False),  # a registry of what it was given: nothing computed is served back
+        ("try:\n        return CACHE[k]\n    except KeyError:\n        v = CACHE[k] = g(k)\n"
+         "        return v", True),
     ],
 )
 def test_memo_functions_store_and_read_back_in_a_container_that_outlives_the_call(

@@ -9,12 +9,14 @@ deselects nothing and says so in one line. Nothing of Guard is imported unless i
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 _DECISION = pytest.StashKey[Any]()
 _NOTE = pytest.StashKey[str]()
+_REFRESH = pytest.StashKey[Any]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,6 +35,30 @@ def _enabled(config: pytest.Config) -> bool:
     return bool(config.getini("guard")) if given is None else bool(given)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args: Any) -> None:
+    """Measure the run from its start, so that a pass can refresh the evidence."""
+    given = getattr(early_config.known_args_namespace, "guard", None)
+    if not (bool(early_config.getini("guard")) if given is None else given):
+        return
+    xdist = getattr(early_config.known_args_namespace, "numprocesses", None) or os.environ.get(
+        "PYTEST_XDIST_WORKER")  # fmt: skip
+    if xdist or os.environ.get("GUARD_COLLECT_OUT"):  # workers measure apart; or measured
+        return
+    try:
+        from guard_adapters.pytest.select_refresh import InRunRefresh
+
+        early_config.stash[_REFRESH] = InRunRefresh.begin(early_config)
+    except Exception:  # no refresh, the run goes on
+        return
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    refresh = items[0].config.stash.get(_REFRESH, None) if items else None
+    if refresh is not None and not refresh.deselecting:
+        refresh.narrowed = True  # -k, -m or another plug-in left tests out
+
+
 def _decide(config: pytest.Config) -> tuple[Any, str]:
     """(the decision or None, a note for the summary)."""
     try:
@@ -46,7 +72,11 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
             if not info.coverage_sha:
                 return None, ("no evidence for this repository yet (run `guard init`); "
                               "running every test")  # fmt: skip
-            return guard.check(), ""
+            decision = guard.check()
+            refresh = config.stash.get(_REFRESH, None)
+            if refresh is not None:
+                refresh.start(guard, decision)
+            return decision, ""
     except GuardError as exc:
         return None, f"cannot decide ({exc.message}); running every test"
     except Exception as exc:  # fail safe: an error never deselects anything
@@ -71,6 +101,11 @@ def pytest_collection_modifyitems(
         return
     decision, note = _decide(config)  # each pytest-xdist worker decides alike: same tree
     config.stash[_DECISION] = decision
+    refresh = config.stash.get(_REFRESH, None)
+    if refresh is not None and decision is not None and refresh.narrowed_by_others(
+            config, decision, items):  # fmt: skip
+        refresh.session = None  # a selected test that does not run keeps stale evidence
+        refresh.note = "evidence not refreshed: -k, -m or node ids left out selected tests"
     if decision is None or decision.level.value == "run-all":
         config.stash[_NOTE] = note or _run_all_note(decision)
         return
@@ -78,7 +113,11 @@ def pytest_collection_modifyitems(
     keep = [item for item in items if _wanted(item.nodeid, selected)]
     drop = [item for item in items if not _wanted(item.nodeid, selected)]
     if drop:
+        if refresh is not None:
+            refresh.deselecting = True
         config.hook.pytest_deselected(items=drop)
+        if refresh is not None:
+            refresh.deselecting = False
         items[:] = keep
     config.stash[_NOTE] = (
         f"{len(keep)} selected, {len(drop)} deselected ({decision.level.value}, trust "
@@ -88,6 +127,9 @@ def pytest_collection_modifyitems(
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    refresh = session.config.stash.get(_REFRESH, None)
+    if refresh is not None:  # after the collector saved what it measured
+        refresh.note = refresh.finish(int(exitstatus)) or refresh.note
     decision = session.config.stash.get(_DECISION, None)
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and decision is not None and (
         decision.level.value != "run-all" and not decision.tests
@@ -108,6 +150,9 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    refresh = config.stash.get(_REFRESH, None)
+    if refresh is not None and refresh.note and _enabled(config):
+        terminalreporter.write_line(f"guard: {refresh.note}")
     if not _enabled(config) or not config.getoption("guard_explain"):
         return
     decision = config.stash.get(_DECISION, None)

@@ -280,26 +280,32 @@ def _container(node: ast.expr, local: set[str]) -> str | None:
     return None
 
 
+def _computed(value: ast.expr | None) -> bool:
+    return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
+
+
 def is_memo(fn: FunctionNode) -> bool:
+    """Stores a computed value (one with a call in it) in a container and reads entries of it
+    back (``C[k]``, ``C.get(k)``); a registry that stores what it was given is not one."""
     local = _local_names(fn)
     written: set[str] = set()
     read: set[str] = set()
     for n in _own_nodes(fn):
-        if isinstance(n, ast.Subscript):
+        if isinstance(n, ast.Assign) and _computed(n.value):
+            for target in n.targets:
+                if isinstance(target, ast.Subscript):
+                    key = _container(target.value, local)
+                    written |= {key} if key is not None else set()
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
             key = _container(n.value, local)
-            if key is not None:
-                (written if isinstance(n.ctx, ast.Store) else read).add(key)
+            read |= {key} if key is not None else set()
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             key = _container(n.func.value, local)
-            if key is not None and n.func.attr == "setdefault":
+            if key is not None and n.func.attr in ("get", "setdefault"):
+                read.add(key)
+            if key is not None and n.func.attr == "setdefault" and len(n.args) > 1 \
+                    and _computed(n.args[1]):  # fmt: skip
                 written.add(key)
-                read.add(key)
-            elif key is not None and n.func.attr in ("get", "__contains__"):
-                read.add(key)
-        elif isinstance(n, ast.Compare) and any(isinstance(o, ast.In | ast.NotIn) for o in n.ops):
-            for c in n.comparators:
-                if (key := _container(c, local)) is not None:
-                    read.add(key)
     return bool(written & read)
 
 

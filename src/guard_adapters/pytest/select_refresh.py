@@ -1,0 +1,115 @@
+"""The evidence refresh of ``pytest --guard``, as ``guard run`` does it: the run is measured
+from its start (conftest imports included), and when every test Guard selected ran and passed,
+the evidence base moves to the tree they passed on.
+
+Anything short of that leaves the evidence where it was: a run narrowed by ``-k``, ``-m`` or
+node ids (a selected test that did not run would keep stale evidence for code it executes), a
+failure, pytest-xdist (its workers measure apart), a shared graph server unless
+``refresh_evidence`` is set, or any error on the way.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from guard_core.logs import get_logger
+
+log = get_logger("guard.pytest")
+
+
+@attrs.define
+class InRunRefresh:
+    """One run's refresh: the collector measuring it, the tree it started on, and (once the
+    decision is known) the refresher's session."""
+
+    root: Path
+    out: Path
+    observed: str
+    collector: Any
+    session: Any = None
+    refresher: Any = None
+    narrowed: bool = False  # -k, -m or another plug-in deselected tests
+    deselecting: bool = False  # Guard's own deselection is under way
+    note: str = ""
+
+    @classmethod
+    def begin(cls, config: Any) -> InRunRefresh | None:
+        """Start measuring, when the settings want the evidence refreshed."""
+        from guard_adapters.coverage.refresh import CoverageRefresher
+        from guard_adapters.pytest.collector import GuardCollector
+        from guard_adapters.workspace import load
+
+        settings = load(config.rootpath, read_only=True, warn=False)
+        if not settings.refreshes_evidence:
+            return None
+        observed = CoverageRefresher(settings).observe()
+        if observed is None:
+            return None
+        out = Path(tempfile.mkdtemp(prefix="guard-pytest-"))
+        collector = GuardCollector(settings.repo, out, None)
+        config.pluginmanager.register(collector, "guard-collector")
+        return cls(settings.repo, out, observed, collector)
+
+    def start(self, guard: Any, decision: Any) -> None:
+        try:
+            self.refresher = guard.plugins.refresher(guard.settings)
+            self.session = self.refresher.start(guard.store, decision, self.observed)
+        except Exception as exc:  # the run goes on; only the refresh is lost
+            log.warning("refresh_not_started", error=repr(exc))
+            self.session = None
+
+    def narrowed_by_others(self, config: Any, decision: Any, items: list[Any]) -> bool:
+        """Whether ``-k``, ``-m``, node ids or another plug-in left out a test Guard selected
+        (on run-all, any test: its refresh replaces all the evidence)."""
+        from guard_core.model import split_id, test_function_id
+
+        given = getattr(getattr(pytest.Config, "ArgsSource", None), "ARGS", None)
+        explicit = given is None or getattr(config, "args_source", None) == given  # old pytest
+        if self.narrowed or (decision.level.value == "run-all" and explicit):
+            return True
+        here = {test_function_id(i.nodeid) for i in items}
+        files = {split_id(t)[0] for t in here}
+        return any(t not in here and t not in files for t in decision.tests)
+
+    def finish(self, exitstatus: int) -> str:
+        """Refresh when the run passed; a line for the summary either way."""
+        if self.session is None:
+            shutil.rmtree(self.out, ignore_errors=True)
+            return ""
+        try:
+            return self._finish(exitstatus)
+        except Exception as exc:
+            log.warning("refresh_failed", error=repr(exc))
+            return f"evidence not refreshed ({exc!r})"
+        finally:
+            shutil.rmtree(self.out, ignore_errors=True)
+
+    def _finish(self, exitstatus: int) -> str:
+        from guard_adapters.git.repo import head_sha
+        from guard_adapters.workspace import open_guard
+        from guard_core.model import RunRecord, TestOutcome
+        from guard_core.ports import RunResult
+
+        tests = self.collector.tests
+        outcomes = tuple(
+            TestOutcome(test=nodeid, outcome=info["outcome"], duration_ms=info["duration_ms"],
+                        message=info["message"])
+            for nodeid, info in sorted(tests.items())
+        )  # fmt: skip
+        record = RunRecord(id=uuid.uuid4().hex, timestamp=time.time(),
+                           commit_sha=head_sha(self.root), duration_ms=0.0,
+                           outcomes=outcomes)  # fmt: skip
+        target = self.refresher.collect_dir(self.session)
+        for part in self.out.iterdir():
+            shutil.copy2(part, target / part.name)
+        result = RunResult(int(exitstatus), record, len(outcomes))
+        with open_guard(self.root) as guard:
+            return str(self.refresher.finish(guard.store, self.session, result))
