@@ -198,7 +198,8 @@ class GuardCollector:
         sys.meta_path.insert(0, _ImportLabeler(self))
         self._watch_multiprocessing()
         self.memo = MemoWatcher(self._switch, lambda: self.context, self._ours)
-        self.memo.install()
+        if os.environ.get("GUARD_COLLECT_MEMO", "1") != "0":  # 0: measure without (benchmarks)
+            self.memo.install()
 
     def _ours(self, filename: str) -> bool:
         rel = self._relative(filename)
