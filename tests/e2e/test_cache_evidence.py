@@ -37,6 +37,12 @@ FILES = {
         "            cls._handlers[name] = make_handler(name)\n"
         "        return cls._handlers[name]\n"
     ),
+    "pkg/kinds.py": (
+        "from functools import lru_cache\n\n\ndef alpha():\n    return 'a'\n\n\n"
+        "def beta():\n    return 'b'\n\n\n"
+        "@lru_cache(maxsize=None)\ndef compute(kind):\n"
+        "    return alpha() if kind == 'a' else beta()\n"
+    ),
     "tests/__init__.py": "",
     "tests/test_fill.py": (
         "from pkg.compute import CONFIG, cached_double, cached_halve, unrelated\n"
@@ -47,12 +53,18 @@ FILES = {
         "def test_fill_method():\n    assert CONFIG.offset() == 50\n\n\n"
         "def test_unrelated():\n    assert unrelated() == 1\n\n\n"
         "def test_fill_dict():\n    assert cached_square(3) == 9\n\n\n"
-        "def test_fill_registry():\n    assert Registry.get('a') == 'A'\n"
+        "def test_fill_registry():\n    assert Registry.get('a') == 'A'\n\n\n"
+        "def test_fill_alpha():\n    from pkg.kinds import compute\n"
+        "    assert compute('a') == 'a'\n\n\n"
+        "def test_fill_beta():\n    from pkg.kinds import compute\n"
+        "    assert compute('b') == 'b'\n"
     ),
     "tests/test_read.py": (
         "from pkg.compute import CONFIG, cached_double, cached_halve\n"
         "from pkg.registry import Registry, cached_square\n\n\n"
         "def test_read_dict():\n    assert cached_square(3) == 9\n\n\n"
+        "def test_read_alpha():\n    from pkg.kinds import compute\n"
+        "    assert compute('a') == 'a'\n\n\n"
         "def test_read_registry():\n    assert Registry.get('a') == 'A'\n\n\n"
         "def test_read_lru():\n    assert cached_double(2) == 4\n\n\n"
         "def test_read_cache():\n    assert cached_halve(8) == 4\n\n\n"
@@ -79,8 +91,8 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
 
 
 def edit(repo: Path, old: str, new: str) -> None:
-    file = repo / ("pkg/registry.py" if old in (repo / "pkg/registry.py").read_text()
-                   else "pkg/compute.py")  # fmt: skip
+    file = next(repo / f"pkg/{name}.py" for name in ("registry", "kinds", "compute")
+                if old in (repo / f"pkg/{name}.py").read_text())  # fmt: skip
     text = file.read_text()
     assert old in text, old
     file.write_text(text.replace(old, new, 1))
@@ -121,3 +133,16 @@ def test_the_watched_caches_behave_like_the_real_ones(guard: Guard, tree: Path) 
     assert d.tests == ("tests/test_read.py::test_cache_api_still_works",)
     report = guard.run(stream=False)  # measured, under the watched decorators
     assert report.exit_code == 0, report.failed
+
+
+def test_a_hit_depends_on_the_fill_of_its_own_entry_only(guard: Guard, tree: Path) -> None:
+    edit(tree, "return 'b'", "return 'B'")  # only the entry for 'b' computed it
+    d = guard.check()
+    assert "tests/test_fill.py::test_fill_beta" in d.tests
+    assert "tests/test_read.py::test_read_alpha" not in d.tests
+    edit(tree, "return 'a'", "return 'A'")
+    d = guard.check()
+    assert {"tests/test_fill.py::test_fill_alpha", "tests/test_read.py::test_read_alpha"} <= set(
+        d.tests)  # fmt: skip
+    assert {"tests/test_fill.py::test_fill_alpha", "tests/test_read.py::test_read_alpha"} <= set(
+        guard.run(stream=False).failed)  # fmt: skip

@@ -24,6 +24,8 @@ from typing import Any
 from guard_adapters.pytest.labels import MEMO
 
 _REAL_LRU = functools.lru_cache
+_make_key = functools._make_key  # the key lru_cache files an entry under
+_MAX_ENTRIES = 200_000  # fills remembered per cache; past it, a hit charges every fill
 _REAL_CACHED_PROPERTY = functools.cached_property
 
 
@@ -37,6 +39,7 @@ class MemoWatcher:
         self.ours = ours  # whether a code file belongs to the repository
         self.consumed: defaultdict[str, set[str]] = defaultdict(set)
         self.main = threading.main_thread()
+        self.outer = ""  # the context outside the fills under way, if any
 
     def install(self) -> None:
         # ``functools.cache`` calls the module's ``lru_cache``: it follows
@@ -53,14 +56,22 @@ class MemoWatcher:
             return None
         return f"{MEMO}{getattr(func, '__module__', '')}:{getattr(func, '__qualname__', '')}"
 
+    def producer(self, label: str) -> str:
+        """The label of a fill starting now: the function's, and the context outside every
+        fill under way (the test, fixture or import that asked first)."""
+        return f"{label}@{self.outer or self.current()}"
+
     def filling(self, label: str, compute: Callable[[], Any]) -> Any:
         """Run ``compute`` (the call that fills an entry) under ``label``."""
         if threading.current_thread() is not self.main:
             return compute()
         previous = self.switch(label)
+        outer = self.outer
+        self.outer = outer or previous
         try:
             return compute()
         finally:
+            self.outer = outer
             self.switch(previous)
 
     def _lru_cache(self, maxsize: Any = 128, typed: bool = False) -> Any:
@@ -72,24 +83,66 @@ class MemoWatcher:
             label = self.label_of(user_function)
             if label is None:
                 return real(user_function)
-            watcher = self
-
-            def fill(*args: Any, **kwargs: Any) -> Any:
-                return watcher.filling(label, lambda: user_function(*args, **kwargs))
-
-            cached = real(fill)
-
-            @functools.wraps(user_function)
-            def call(*args: Any, **kwargs: Any) -> Any:
-                watcher.consumed[watcher.current()].add(label)
-                return cached(*args, **kwargs)
-
-            call.cache_info = cached.cache_info  # type: ignore[attr-defined]
-            call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
-            call.cache_parameters = cached.cache_parameters  # type: ignore[attr-defined]
-            return call
+            return _WatchedCache(self, label, user_function, real, typed).call
 
         return decorate
+
+
+class _WatchedCache:
+    """One ``lru_cache`` of a repository function: each entry remembers the fill that made
+    it, so a hit charges that fill alone; a hit whose fill is not known (forgotten past
+    ``_MAX_ENTRIES``) charges every fill the cache has had."""
+
+    def __init__(self, watcher: MemoWatcher, label: str, user_function: Callable[..., Any],
+                 real: Callable[..., Any], typed: bool) -> None:  # fmt: skip
+        self.watcher = watcher
+        self.label = label
+        self.user_function = user_function
+        self.typed = typed
+        self.producers: dict[Any, str] = {}  # cache key -> the label of the fill that made it
+        self.fills: set[str] = set()
+        self.cached = real(self._fill)
+        watched = self._call
+
+        @functools.wraps(user_function)
+        def call(*args: Any, **kwargs: Any) -> Any:  # a function: it binds as a method does
+            return watched(*args, **kwargs)
+
+        call.cache_info = self.cached.cache_info  # type: ignore[attr-defined]
+        call.cache_clear = self.cached.cache_clear  # type: ignore[attr-defined]
+        call.cache_parameters = self.cached.cache_parameters  # type: ignore[attr-defined]
+        self.call = call
+
+    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        try:
+            key = _make_key(args, kwargs, self.typed)
+            hash(key)
+        except TypeError:  # unhashable: the real cache raises the same
+            return None
+        return key
+
+    def _fill(self, *args: Any, **kwargs: Any) -> Any:
+        produced = self.watcher.producer(self.label)
+        self.fills.add(produced)
+        self.watcher.consumed[self.watcher.current()].add(produced)
+        key = self._key(args, kwargs)
+        if key is not None:
+            if len(self.producers) >= _MAX_ENTRIES:
+                self.producers.clear()
+            self.producers[key] = produced
+        return self.watcher.filling(produced, lambda: self.user_function(*args, **kwargs))
+
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
+        reader = self.watcher.current()
+        key = self._key(args, kwargs)
+        known = self.producers.get(key) if key is not None else None
+        try:
+            return self.cached(*args, **kwargs)
+        finally:
+            if known is not None:  # a hit (or a refill, which charged itself)
+                self.watcher.consumed[reader].add(known)
+            elif key is None or key not in self.producers:  # a hit on a forgotten fill
+                self.watcher.consumed[reader].update(self.fills)
 
 
 def _watched_property(watcher: MemoWatcher) -> type:
