@@ -405,7 +405,7 @@ class Engine:
             if region.definition_changed and refined and region.names:
                 # its callers are in its evidence when all of it is selected
                 calls_seen = frozenset(region.names) if covered and own and not localised \
-                    else frozenset()  # fmt: skip
+                    and region.calls_through else frozenset()  # fmt: skip
                 select_readers(self.store, region.names, evidence, selection, region.id,
                                s.min_confidence, open_classes, calls_seen,
                                region.rebinds)  # fmt: skip

@@ -161,6 +161,9 @@ class ChangedRegion:
     # function), so import-time code that reads it (``@name.setter``) may fail
     rebinds: bool = False
     memo: bool = False  # a function that serves results it stored earlier (``Region.memo``)
+    # a plain def (no generator) whose decorators, before and after, all call through: a call
+    # of it that returns has run its body, so its callers are in its evidence
+    calls_through: bool = False
     doc_changed: bool = False  # its docstring changed (a doctest may live there)
 
 

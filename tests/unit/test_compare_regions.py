@@ -407,6 +407,9 @@ def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
         ("with open(k):\n        d.get(k)", {"get()"}),  # open() is not an expected failure
         ("return getattr(d, 'get')", {"get"}),
         ("return getattr(d, k)", {"*"}),
+        ("with mock.patch('pkg.m.C.get', autospec=True):\n        return k.run()",
+         {"patch()", "get", "run()"}),  # the mock holds C.get: a signature check, no body
+        ("with mock.patch.object(C, 'get'):\n        pass", {"patch", "object()", "get"}),
     ],
 )
 def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> None:
@@ -438,3 +441,31 @@ def test_memo_functions_store_and_read_back_in_a_container_that_outlives_the_cal
     regions = extract_regions("m.py", f"def f(self, ctx, k):\n    {body}\n")
     (fn,) = regions.functions()
     assert fn.memo is memo
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "through"),
+    [
+        ("return f(*a)", True),
+        ("if not a:\n            raise ValueError('x')\n        return f(*a)", True),
+        ("if not a:\n            return None\n        return f(*a)", False),  # returns unseen
+        ("result = f(*a)\n        return result", False),  # returns what it did not call here
+        ("f(*a)", False),  # falls off the end
+        ("yield f(*a)\n        return f(*a)", False),
+    ],
+)
+def test_a_decorator_calls_through_when_every_return_calls_the_wrapped_function(
+    wrapper: str, through: bool
+) -> None:
+    import ast
+
+    from guard_adapters.python.decorators import calls_through
+
+    tree = ast.parse(f"def deco(f):\n    def inner(*a):\n        {wrapper}\n    return inner\n")
+    assert calls_through(tree.body[0]) is through  # type: ignore[arg-type]
+
+
+def test_calls_in_a_test_expected_to_fail_are_value_reads() -> None:
+    source = "@pytest.mark.xfail(raises=TypeError)\ndef test_x(d):\n    d.get(1, 2, 3)\n"
+    (fn,) = extract_regions("t.py", source).functions()
+    assert "get" in fn.attributes and "get()" not in fn.attributes

@@ -62,8 +62,11 @@ def watch(pid: int, socket: Path, idle_s: float) -> None:
             commands = total
             if now - last_active >= idle_s:
                 with contextlib.suppress(redis.RedisError, OSError):
-                    client.shutdown(save=True)  # it answers by closing the connection
-                return
+                    clients, commands = _activity(client)
+                    if clients == 1 and commands - total <= 2 * _OWN_COMMANDS:  # still nobody
+                        client.shutdown(save=True)  # it answers by closing the connection
+                        return
+                last_active = now
     finally:
         client.close()
 

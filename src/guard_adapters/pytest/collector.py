@@ -49,6 +49,7 @@ _SPAWNS = frozenset(
 )  # fmt: skip
 
 
+_IDLE_WATCHDOG = "guard_adapters.falkordb.idle"
 _LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "env", "nohup", "xargs", "make", "tox",
                         "nox", "uv", "pipx", "pdm", "poetry", "hatch"})  # fmt: skip
 
@@ -70,6 +71,8 @@ def _names_python(args: tuple[Any, ...]) -> bool:
     program = args[0]
     if isinstance(argv, str):
         argv = argv.split()
+    if isinstance(argv, list | tuple) and _IDLE_WATCHDOG in argv:
+        return False  # Guard's own server watchdog, started when a check starts the server
     if program is None and isinstance(argv, list | tuple) and argv:
         program = argv[0]
     if not isinstance(program, str | bytes | os.PathLike):
@@ -350,7 +353,7 @@ class GuardCollector:
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
-            "consumed": {ctx: sorted(labels) for ctx, labels in self.memo.consumed.items()},
+            "consumed": {ctx: sorted(labels) for ctx, labels in list(self.memo.consumed.items())},
             "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }

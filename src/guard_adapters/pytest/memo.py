@@ -61,116 +61,126 @@ class MemoWatcher:
         fill under way (the test, fixture or import that asked first)."""
         return f"{label}@{self.outer or self.current()}"
 
-    def filling(self, label: str, compute: Callable[[], Any]) -> Any:
-        """Run ``compute`` (the call that fills an entry) under ``label``."""
-        if threading.current_thread() is not self.main:
-            return compute()
-        previous = self.switch(label)
-        outer = self.outer
-        self.outer = outer or previous
-        try:
-            return compute()
-        finally:
-            self.outer = outer
-            self.switch(previous)
-
     def _lru_cache(self, maxsize: Any = 128, typed: bool = False) -> Any:
         if callable(maxsize) and not isinstance(maxsize, int):  # bare @lru_cache
             return self._lru_cache(128, typed)(maxsize)
         real = _REAL_LRU(maxsize, typed)
 
+        bounded = isinstance(maxsize, int) and maxsize > 0
+
         def decorate(user_function: Callable[..., Any]) -> Any:
             label = self.label_of(user_function)
-            if label is None:
+            if label is None or maxsize == 0:  # maxsize 0 caches nothing: nothing is hidden
                 return real(user_function)
-            return _WatchedCache(self, label, user_function, real, typed).call
+            return _watched_cache(self, label, user_function, real, typed,
+                                  maxsize if bounded else _MAX_ENTRIES)  # fmt: skip
 
         return decorate
 
 
-class _WatchedCache:
-    """One ``lru_cache`` of a repository function: each entry remembers the fill that made
-    it, so a hit charges that fill alone; a hit whose fill is not known (forgotten past
-    ``_MAX_ENTRIES``) charges every fill the cache has had."""
+def _key(args: tuple[Any, ...], kwargs: dict[str, Any], typed: bool) -> Any:
+    try:
+        key = _make_key(args, kwargs, typed)
+        hash(key)
+    except TypeError:  # unhashable: the real cache raises the same
+        return None
+    return key
 
-    def __init__(self, watcher: MemoWatcher, label: str, user_function: Callable[..., Any],
-                 real: Callable[..., Any], typed: bool) -> None:  # fmt: skip
-        self.watcher = watcher
-        self.label = label
-        self.user_function = user_function
-        self.typed = typed
-        self.producers: dict[Any, str] = {}  # cache key -> the label of the fill that made it
-        self.fills: set[str] = set()
-        self.cached = real(self._fill)
-        watched = self._call
 
-        @functools.wraps(user_function)
-        def call(*args: Any, **kwargs: Any) -> Any:  # a function: it binds as a method does
-            return watched(*args, **kwargs)
+def _watched_cache(
+    watcher: MemoWatcher, label: str, user_function: Callable[..., Any],
+    real: Callable[..., Any], typed: bool, limit: int,
+) -> Callable[..., Any]:  # fmt: skip
+    """One ``lru_cache`` of a repository function. Each entry remembers the fill that made
+    it, so a hit charges that fill alone; a hit on a fill it forgot (past ``limit`` entries)
+    charges every fill the cache has had. Two frames per call: deep recursion stays deep."""
+    producers: dict[Any, str] = {}  # cache key -> the label of the fill that made it
+    fills: set[str] = set()
 
-        call.cache_info = self.cached.cache_info  # type: ignore[attr-defined]
-        call.cache_clear = self.cached.cache_clear  # type: ignore[attr-defined]
-        call.cache_parameters = self.cached.cache_parameters  # type: ignore[attr-defined]
-        self.call = call
-
-    def _key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:
-            key = _make_key(args, kwargs, self.typed)
-            hash(key)
-        except TypeError:  # unhashable: the real cache raises the same
-            return None
-        return key
-
-    def _fill(self, *args: Any, **kwargs: Any) -> Any:
-        produced = self.watcher.producer(self.label)
-        self.fills.add(produced)
-        self.watcher.consumed[self.watcher.current()].add(produced)
-        key = self._key(args, kwargs)
+    def fill(*args: Any, **kwargs: Any) -> Any:
+        reader = watcher.current()
+        main = threading.current_thread() is watcher.main
+        # off the main thread the context does not switch: the lines go to the reader's
+        produced = watcher.producer(label) if main else reader
+        fills.add(produced)
+        watcher.consumed[reader].add(produced)
+        key = _key(args, kwargs, typed)
         if key is not None:
-            if len(self.producers) >= _MAX_ENTRIES:
-                self.producers.clear()
-            self.producers[key] = produced
-        return self.watcher.filling(produced, lambda: self.user_function(*args, **kwargs))
-
-    def _call(self, *args: Any, **kwargs: Any) -> Any:
-        reader = self.watcher.current()
-        key = self._key(args, kwargs)
-        known = self.producers.get(key) if key is not None else None
+            if len(producers) >= limit:
+                producers.clear()
+            producers[key] = produced
+        if not main:
+            return user_function(*args, **kwargs)
+        previous = watcher.switch(produced)
+        outer = watcher.outer
+        watcher.outer = outer or previous
         try:
-            return self.cached(*args, **kwargs)
+            return user_function(*args, **kwargs)
+        finally:
+            watcher.outer = outer
+            watcher.switch(previous)
+
+    cached = real(fill)
+
+    @functools.wraps(user_function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        reader = watcher.current()
+        key = _key(args, kwargs, typed)
+        known = producers.get(key) if key is not None else None
+        try:
+            return cached(*args, **kwargs)
         finally:
             if known is not None:  # a hit (or a refill, which charged itself)
-                self.watcher.consumed[reader].add(known)
-            elif key is None or key not in self.producers:  # a hit on a forgotten fill
-                self.watcher.consumed[reader].update(self.fills)
+                watcher.consumed[reader].add(known)
+            elif key is None or key not in producers:  # a hit on a forgotten fill
+                watcher.consumed[reader].update(fills)
+
+    call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    call.cache_parameters = cached.cache_parameters  # type: ignore[attr-defined]
+    return call
 
 
 def _watched_property(watcher: MemoWatcher) -> type:
     """``functools.cached_property`` as a data descriptor, so that reading a cached value
-    goes through ``__get__`` (a plain one is found in the instance ``__dict__`` unseen)."""
+    goes through ``__get__`` (a plain one is found in the instance ``__dict__`` unseen).
+    Properties of code outside the repository, and subclasses, keep the real behaviour."""
 
     class cached_property(_REAL_CACHED_PROPERTY[Any]):
-        def __new__(cls, func: Any, *args: Any) -> Any:
-            if watcher.label_of(func) is None:
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+            func = args[0] if args else kwargs.get("func")
+            if cls is watched and watcher.label_of(func) is None:
                 plain = _REAL_CACHED_PROPERTY.__new__(_REAL_CACHED_PROPERTY)
-                _REAL_CACHED_PROPERTY.__init__(plain, func, *args)
+                _REAL_CACHED_PROPERTY.__init__(plain, *args, **kwargs)
                 return plain
             return super().__new__(cls)
 
-        def __init__(self, func: Any, *args: Any) -> None:
-            super().__init__(func, *args)
-            self._label = watcher.label_of(func) or MEMO
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            own = type(self) is watched
+            self._label = (watcher.label_of(getattr(self, "func", None)) if own else None)
 
         def __get__(self, instance: Any, owner: type | None = None) -> Any:
-            if instance is None:
-                return self
-            label = self._label
+            label = getattr(self, "_label", None)  # a subclass may skip our __init__
+            if instance is None or label is None:
+                return super().__get__(instance, owner)
             watcher.consumed[watcher.current()].add(label)
-            store = instance.__dict__
             name = self.attrname or self.func.__name__
+            try:
+                store = instance.__dict__
+            except AttributeError:
+                raise TypeError(f"No '__dict__' attribute on {type(instance).__name__!r} "
+                                f"instance to cache {name!r} property.") from None  # fmt: skip
             if name in store:
                 return store[name]
-            value = watcher.filling(label, lambda: self.func(instance))
+            if threading.current_thread() is not watcher.main:
+                value = self.func(instance)
+            else:
+                previous = watcher.switch(label)
+                try:
+                    value = self.func(instance)
+                finally:
+                    watcher.switch(previous)
             store[name] = value
             return value
 
@@ -183,4 +193,5 @@ def _watched_property(watcher: MemoWatcher) -> type:
             except KeyError:
                 raise AttributeError(self.attrname) from None
 
+    watched = cached_property
     return cached_property

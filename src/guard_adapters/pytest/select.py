@@ -106,6 +106,8 @@ def pytest_collection_modifyitems(
             config, decision, items):  # fmt: skip
         refresh.session = None  # a selected test that does not run keeps stale evidence
         refresh.note = "evidence not refreshed: -k, -m or node ids left out selected tests"
+    if refresh is not None:
+        refresh.kept = tuple(item.nodeid for item in items)
     if decision is None or decision.level.value == "run-all":
         config.stash[_NOTE] = note or _run_all_note(decision)
         return
@@ -119,6 +121,8 @@ def pytest_collection_modifyitems(
         if refresh is not None:
             refresh.deselecting = False
         items[:] = keep
+    if refresh is not None:
+        refresh.kept = tuple(item.nodeid for item in items)
     config.stash[_NOTE] = (
         f"{len(keep)} selected, {len(drop)} deselected ({decision.level.value}, trust "
         f"{decision.trust:.2f}); {decision.skipped_summary}"

@@ -36,8 +36,9 @@ class InRunRefresh:
     collector: Any
     session: Any = None
     refresher: Any = None
-    narrowed: bool = False  # -k, -m or another plug-in deselected tests
+    narrowed: bool = False  # -k, -m, --lf or another plug-in deselected tests
     deselecting: bool = False  # Guard's own deselection is under way
+    kept: tuple[str, ...] = ()  # the node ids left to run after Guard's own selection
     note: str = ""
 
     @classmethod
@@ -48,7 +49,7 @@ class InRunRefresh:
         from guard_adapters.workspace import load
 
         settings = load(config.rootpath, read_only=True, warn=False)
-        if not settings.refreshes_evidence:
+        if not settings.refreshes_evidence or _measured_by_others(config):
             return None
         observed = CoverageRefresher(settings).observe()
         if observed is None:
@@ -67,20 +68,38 @@ class InRunRefresh:
             self.session = None
 
     def narrowed_by_others(self, config: Any, decision: Any, items: list[Any]) -> bool:
-        """Whether ``-k``, ``-m``, node ids or another plug-in left out a test Guard selected
-        (on run-all, any test: its refresh replaces all the evidence)."""
+        """Whether ``-k``, ``-m``, paths or node ids, or another plug-in left out a test Guard
+        selected (checked again when the run ends: ``--lf`` deselects later)."""
         from guard_core.model import split_id, test_function_id
 
         given = getattr(getattr(pytest.Config, "ArgsSource", None), "ARGS", None)
         explicit = given is None or getattr(config, "args_source", None) == given  # old pytest
-        if self.narrowed or (decision.level.value == "run-all" and explicit):
+        if self.narrowed or explicit:  # paths or node ids given: part of the suite at most
             return True
         here = {test_function_id(i.nodeid) for i in items}
         files = {split_id(t)[0] for t in here}
         return any(t not in here and t not in files for t in decision.tests)
 
+    def unfinished(self) -> str | None:
+        """Why the run does not speak for every test Guard selected, if it does not."""
+        if self.narrowed:
+            return "-k, -m, --lf or another plug-in left out selected tests"
+        cov = getattr(self.collector, "cov", None)
+        if cov is not None and _current_coverage() is not cov:
+            return "another coverage tool measured this run"
+        outcomes = {nodeid: info["outcome"] for nodeid, info in self.collector.tests.items()}
+        missing = [n for n in self.kept if n not in outcomes]
+        if missing:
+            return f"{len(missing)} selected tests did not run (-x, --maxfail?)"
+        if any(outcomes[n] == "skipped" for n in self.kept):
+            return "a selected test was skipped here"
+        return None
+
     def finish(self, exitstatus: int) -> str:
         """Refresh when the run passed; a line for the summary either way."""
+        if self.session is not None and (why := self.unfinished()):
+            self.session = None
+            self.note = f"evidence not refreshed: {why}"
         if self.session is None:
             shutil.rmtree(self.out, ignore_errors=True)
             return ""
@@ -113,3 +132,19 @@ class InRunRefresh:
         result = RunResult(int(exitstatus), record, len(outcomes))
         with open_guard(self.root) as guard:
             return str(self.refresher.finish(guard.store, self.session, result))
+
+
+def _current_coverage() -> Any:
+    import sys
+
+    module = sys.modules.get("coverage")
+    return module.Coverage.current() if module is not None else None
+
+
+def _measured_by_others(config: Any) -> bool:
+    """Another tracer or coverage run (pytest-cov, ``coverage run``): a second measurement
+    would pause one of them."""
+    import sys
+
+    cov_args = getattr(config.known_args_namespace, "cov_source", None)
+    return bool(cov_args) or sys.gettrace() is not None or _current_coverage() is not None

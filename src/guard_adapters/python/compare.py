@@ -8,7 +8,13 @@ import difflib
 from collections.abc import Iterable
 
 from guard_adapters.python.hunks import function_hunks
-from guard_adapters.python.regions import PURE_DECORATORS, ModuleRegions, Region, Statement
+from guard_adapters.python.regions import (
+    PURE_DECORATORS,
+    ModuleRegions,
+    Region,
+    Statement,
+    own_nodes,
+)
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
 
 _BUILTINS = frozenset(dir(builtins))
@@ -175,13 +181,25 @@ def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
     return all(i > last_old for i in positions)  # a new positional before an old one shifts
 
 
+_THROUGH = frozenset({"staticmethod", "classmethod", "abstractmethod", "overload", "override",
+                      "final", "no_type_check"})  # fmt: skip
+"""Decorators that leave a call of the function running its body."""
+
+
+def _plain(region: Region) -> bool:
+    """A ``def`` whose call runs its body (not a generator, whose call only makes one)."""
+    node = region.node
+    return isinstance(node, ast.FunctionDef) and not any(
+        isinstance(n, ast.Yield | ast.YieldFrom) for n in own_nodes(node))
+
+
 def _decorator_dumps(region: Region) -> list[str]:
     return [ast.dump(d) for d in getattr(region.node, "decorator_list", ())]
 
 
 def _function_change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind, pure: frozenset[str] = frozenset(),
+    kind: ChangeKind, pure: frozenset[str] = frozenset(), through: frozenset[str] = frozenset(),
 ) -> ChangedRegion | None:  # fmt: skip
     body_changed = (old.body if old else None) != (new.body if new else None)
     definition_changed = (old.header, old.doc) != (new.header, new.doc) if old and new else True
@@ -211,6 +229,8 @@ def _function_change(
         side_effects=definition_changed and header_moved and _impure(decorators, pure),
         rebinds=old is not None and new is not None and _decorator_dumps(old)
         != _decorator_dumps(new),
+        calls_through=old is not None and new is not None and _plain(old) and _plain(new)
+        and all(d in _THROUGH or d in through for d in decorators),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),
     )  # fmt: skip
@@ -218,7 +238,7 @@ def _function_change(
 
 def _change(
     old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind, pure: frozenset[str] = frozenset(),
+    kind: ChangeKind, pure: frozenset[str] = frozenset(), through: frozenset[str] = frozenset(),
 ) -> ChangedRegion | None:  # fmt: skip
     ref = new or old
     assert ref is not None
@@ -230,7 +250,7 @@ def _change(
     ):
         return None  # the same source: no need to normalise it
     if ref.kind is RegionKind.FUNCTION:
-        return _function_change(old, new, module, rid, file, kind, pure)
+        return _function_change(old, new, module, rid, file, kind, pure, through)
     return _body_change(old, new, module, rid, file, kind, pure)
 
 
@@ -239,6 +259,7 @@ def compare_modules(
     new: ModuleRegions | None,
     module: str | None,
     pure: frozenset[str] = frozenset(),
+    through: frozenset[str] = frozenset(),
 ) -> list[ChangedRegion]:
     """Changed regions between two versions of a module (either side may be absent).
 
@@ -252,7 +273,7 @@ def compare_modules(
     for q in old_by_q.keys() & new_by_q.keys():
         o, n = old_by_q[q], new_by_q[q]
         kind = ChangeKind.RENAMED if o.id != n.id else ChangeKind.MODIFIED
-        change = _change(o, n, module, n.id, path, kind, pure)
+        change = _change(o, n, module, n.id, path, kind, pure, through)
         if change is None and kind is ChangeKind.RENAMED and o.kind is RegionKind.MODULE:
             change = ChangedRegion(
                 id=n.id,

@@ -59,6 +59,38 @@ def only_wraps(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return True
 
 
+def calls_through(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether every wrapper a decorator defines returns only through a call of the function
+    it wraps (it may raise first, never return something else): a call of the decorated
+    function that returns has run its body."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if not params:
+        return False
+    wrapped = params[0]
+    wrappers = [s for s in fn.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+    if not wrappers:
+        return False
+    for wrapper in wrappers:
+        if isinstance(wrapper, ast.AsyncFunctionDef):
+            return False
+        nodes = list(ast.walk(wrapper))
+        if any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Lambda) for n in nodes):
+            return False
+        returns = [n for n in nodes if isinstance(n, ast.Return)]
+        if not returns or any(n.value is None or not _calls_name(n.value, wrapped)
+                              for n in returns):  # fmt: skip
+            return False
+        last = wrapper.body[-1]
+        if not isinstance(last, ast.Return | ast.Raise):
+            return False  # it may fall off the end without calling
+    return True
+
+
+def _calls_name(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+               for n in ast.walk(node))  # fmt: skip
+
+
 def wrapping_decorators(
     resolver: BaseResolver, tree: ast.Module, module: str | None
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -77,3 +109,11 @@ def wrapping_decorators(
         if fn is not None and only_wraps(fn):
             out.add(name)
     return frozenset(out), frozenset(bare | called)
+
+
+def through_decorators(
+    resolver: BaseResolver, tree: ast.Module, module: str | None, names: frozenset[str]
+) -> frozenset[str]:
+    """Which of the wrapping decorator ``names`` call through (:func:`calls_through`)."""
+    return frozenset(n for n in names if (fn := resolver.function(tree, module, n)) is not None
+                     and calls_through(fn))  # fmt: skip

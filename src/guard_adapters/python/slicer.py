@@ -20,7 +20,7 @@ from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
 from guard_adapters.python.bases import BaseResolver
 from guard_adapters.python.compare import compare_modules
-from guard_adapters.python.decorators import wrapping_decorators
+from guard_adapters.python.decorators import through_decorators, wrapping_decorators
 from guard_adapters.python.integrity import integrity_flags
 from guard_adapters.python.modules import from_imports, module_name
 from guard_adapters.python.new_modules import new_module_effects
@@ -201,9 +201,9 @@ class GitSlicer:
             parsed[entry.path] = new
         module = module_name(root, entry.path)
         resolver = BaseResolver(root)
-        pure = _wrapping(resolver, module, old, new)
-        found = _with_classes(compare_modules(old, new, module, pure), module, resolver,
-                              new, old)  # fmt: skip
+        pure, through = _wrapping(resolver, module, old, new)
+        found = _with_classes(compare_modules(old, new, module, pure, through), module,
+                              resolver, new, old)  # fmt: skip
         if collects or (entry.old_path and layout.is_test_file(entry.old_path)):
             found = _with_test_ids(found, layout, old, new)
         return changed, found, None
@@ -211,17 +211,22 @@ class GitSlicer:
 
 def _wrapping(
     resolver: BaseResolver, module: str | None, *sides: ModuleRegions | None
-) -> frozenset[str]:
-    """Decorators that only wrap, on every side of the file that applies them."""
+) -> tuple[frozenset[str], frozenset[str]]:
+    """Decorators that only wrap, on every side of the file that applies them; and those of
+    them that return only through a call of the wrapped function."""
     pure: set[str] = set()
     impure: set[str] = set()
+    trees = []
     for side in sides:
         tree = side.regions[node_id(side.path, MODULE_SCOPE)].node if side else None
         if isinstance(tree, ast.Module):
+            trees.append(tree)
             wrapping, applied = wrapping_decorators(resolver, tree, module)
             pure |= wrapping
             impure |= applied - wrapping
-    return frozenset(pure - impure)
+    wraps = frozenset(pure - impure)
+    through = [through_decorators(resolver, tree, module, wraps) for tree in trees]
+    return wraps, frozenset.intersection(*through) if through else frozenset()
 
 
 def _with_classes(
