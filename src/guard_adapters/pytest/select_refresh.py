@@ -39,6 +39,7 @@ class InRunRefresh:
     narrowed: bool = False  # -k, -m, --lf or another plug-in deselected tests
     deselecting: bool = False  # Guard's own deselection is under way
     kept: tuple[str, ...] = ()  # the node ids left to run after Guard's own selection
+    foreign: bool = False  # another Coverage took over the measurement
     note: str = ""
 
     @classmethod
@@ -72,6 +73,8 @@ class InRunRefresh:
         selected (checked again when the run ends: ``--lf`` deselects later)."""
         from guard_core.model import split_id, test_function_id
 
+        cov = getattr(self.collector, "cov", None)  # still ours while the tests run?
+        self.foreign = cov is not None and _current_coverage() is not cov
         given = getattr(getattr(pytest.Config, "ArgsSource", None), "ARGS", None)
         explicit = given is None or getattr(config, "args_source", None) == given  # old pytest
         if self.narrowed or explicit:  # paths or node ids given: part of the suite at most
@@ -84,8 +87,7 @@ class InRunRefresh:
         """Why the run does not speak for every test Guard selected, if it does not."""
         if self.narrowed:
             return "-k, -m, --lf or another plug-in left out selected tests"
-        cov = getattr(self.collector, "cov", None)
-        if cov is not None and _current_coverage() is not cov:
+        if self.foreign:
             return "another coverage tool measured this run"
         outcomes = {nodeid: info["outcome"] for nodeid, info in self.collector.tests.items()}
         missing = [n for n in self.kept if n not in outcomes]
