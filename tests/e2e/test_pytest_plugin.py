@@ -142,6 +142,8 @@ def test_a_narrowed_or_failing_run_keeps_the_evidence(fresh: dict) -> None:
     assert out.returncode == 0 and "evidence not refreshed" in out.stdout, out.stdout
     out = pytest_in(fresh, "--guard", "-q", "tests/test_b.py")  # a path: part of the suite
     assert out.returncode == 0 and "evidence not refreshed" in out.stdout, out.stdout
+    out = pytest_in(fresh, "--guard", "-q", "--guard-no-refresh")
+    assert out.returncode == 0 and "refreshed" not in out.stdout, out.stdout
     subprocess.run(["git", "-C", str(fresh["repo"]), "checkout", "-q", "--", "."], check=True)
     break_mul(fresh["repo"])
     out = pytest_in(fresh, "--guard", "-q")

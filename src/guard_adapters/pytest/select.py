@@ -27,6 +27,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="turn Guard's selection off, whatever the ini file says")  # fmt: skip
     group.addoption("--guard-explain", action="store_true", default=False,
                     help="say why each selected test runs and why the rest do not")  # fmt: skip
+    group.addoption("--guard-no-refresh", action="store_true", default=False,
+                    help="do not measure the run to refresh the evidence after a pass")  # fmt: skip
     parser.addini("guard", "select tests with Guard (like --guard)", type="bool", default=False)
 
 
@@ -44,6 +46,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
     xdist = getattr(early_config.known_args_namespace, "numprocesses", None) or os.environ.get(
         "PYTEST_XDIST_WORKER")  # fmt: skip
     if xdist or os.environ.get("GUARD_COLLECT_OUT"):  # workers measure apart; or measured
+        return
+    if getattr(early_config.known_args_namespace, "guard_no_refresh", False):
         return
     try:
         from guard_adapters.pytest.select_refresh import InRunRefresh
