@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 
@@ -21,6 +22,11 @@ from guard_adapters.falkordb.store import FalkorGraphStore, connect
 def falkordb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = EmbeddedServer(tmp_path_factory.mktemp("falkordb"))
     url = server.ensure_running()
+    # No periodic snapshots: a background save forked while GRAPH.COPY forks (the hostile
+    # suite copies graphs) leaves FalkorDB unable to fork again, and it stops answering.
+    client = redis.Redis(unix_socket_path=str(server.socket))
+    client.config_set("save", "")
+    client.close()
     yield url
     server.stop()
 
