@@ -136,6 +136,13 @@ def edit(repo: Path, path: str, old: str, new: str) -> None:
     file.write_text(text.replace(old, new, 1))
 
 
+def rename_area(repo: Path, *paths: str) -> None:
+    """Rename ``area`` to ``surface`` in ``paths`` (the files left out keep the old name)."""
+    for path in paths:
+        file = repo / path
+        file.write_text(file.read_text().replace("area", "surface"))
+
+
 def test_a_fixture_holding_the_package_does_not_read_every_name(
     guard: Guard, tree: Path
 ) -> None:
@@ -283,10 +290,8 @@ def test_a_new_parameter_selects_the_test_that_calls_it_wrongly_on_purpose(
 def test_a_renamed_re_export_with_every_importer_updated_is_not_every_importer(
     guard: Guard, tree: Path
 ) -> None:
-    for path in ("pkg/__init__.py", "pkg/shapes.py", "pkg/docs.py", "tests/test_shapes.py",
-                 "tests/test_docs.py"):  # fmt: skip
-        file = tree / path
-        file.write_text(file.read_text().replace("area", "surface"))
+    rename_area(tree, "pkg/__init__.py", "pkg/shapes.py", "pkg/docs.py", "tests/test_shapes.py",
+                "tests/test_docs.py")  # fmt: skip
     d = guard.check()
     assert d.level is not Level.RUN_ALL
     assert not {DUMP, EDGES, BUILT, GET, LOOKUP} & set(d.tests)  # they import pkg, not area
@@ -296,9 +301,7 @@ def test_a_renamed_re_export_with_every_importer_updated_is_not_every_importer(
 def test_a_renamed_re_export_with_an_importer_left_behind_selects_its_tests(
     guard: Guard, tree: Path
 ) -> None:
-    for path in ("pkg/__init__.py", "pkg/shapes.py", "tests/test_shapes.py"):
-        file = tree / path
-        file.write_text(file.read_text().replace("area", "surface"))
+    rename_area(tree, "pkg/__init__.py", "pkg/shapes.py", "tests/test_shapes.py")
     d = guard.check()
     assert HELP in d.tests  # tests/test_docs.py still imports pkg.shapes.area
     failed = guard.run(stream=False).failed  # an import error: the module fails to collect
