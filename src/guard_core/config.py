@@ -46,6 +46,10 @@ class Settings:
     store_query_timeout: float = 60.0  # seconds one query may take once the server answered
     # the embedded server stops after this many seconds without a client; 0: never
     server_idle: float = 1800.0
+    # the registered adapters to use, by name (a plug-in may register others)
+    store: str = "falkordb"
+    slicer: str = "git"
+    runner: str = "pytest"
     # what a tolerant load (read-only commands) skipped: the broken file, key or variable
     config_problems: tuple[str, ...] = ()
 
@@ -73,6 +77,9 @@ _ENV = {
     "GUARD_STORE_TIMEOUT": "store_timeout",
     "GUARD_STORE_QUERY_TIMEOUT": "store_query_timeout",
     "GUARD_SERVER_IDLE": "server_idle",
+    "GUARD_STORE": "store",
+    "GUARD_SLICER": "slicer",
+    "GUARD_RUNNER": "runner",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
 _SECONDS = {"store_timeout", "store_query_timeout"}
@@ -82,6 +89,7 @@ _BOOLS = {
 }  # fmt: skip
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}
+_NAMES = {"store", "slicer", "runner"}
 _FIELDS = {f.name for f in attrs.fields(Settings)} - {"repo", "config_problems"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -135,6 +143,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             return tuple(str(v) for v in value)
         if name in _PATHS:
             return Path(value).expanduser() if value is not None else None
+        if name in _NAMES:
+            text = str(value).strip()
+            if not text:
+                raise ValueError("must name a registered adapter")
+            return text
         return None if value is None else str(value)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"invalid value for {name} in {origin}: {value!r} ({exc})") from exc
@@ -177,6 +190,7 @@ def load_settings(
             values[name] = _coerce(name, value, f"[tool.guard] of {root / 'pyproject.toml'}")
         except ConfigError as exc:
             tolerate(exc)
+    table_paths = {name: values[name] for name in _PATHS if name in values}
     for var, name in _ENV.items():
         if env is not None and var in env:
             raw = env[var]
@@ -192,6 +206,10 @@ def load_settings(
             raise ConfigError(f"unknown setting {name!r}")
         if value is not None:
             values[name] = _coerce(name, value, "arguments")
+    for name in _PATHS:  # relative to the repository in pyproject.toml, to here elsewhere
+        if isinstance(values.get(name), Path):
+            base = root if values[name] is table_paths.get(name) else Path.cwd()
+            values[name] = (base / values[name]).resolve()
     settings = Settings(repo=root, **values)
     if settings.medium_threshold > settings.subset_threshold:
         tolerate(ConfigError("medium_threshold must not exceed subset_threshold"))

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from guard_core.model import Decision
     from guard_core.plugins import AdapterRegistry
     from guard_core.ports import PolicyInput, Vote
@@ -17,6 +19,17 @@ if TYPE_CHECKING:
 hookspec = pluggy.HookspecMarker("guard")
 
 # -- start-up ---------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def guard_repository_root(start: Path) -> Path | None:
+    """The root of the repository that holds the folder ``start``; the first answer wins.
+
+    The built-in git plug-in answers with git's top level. Called before the settings are
+    read (they live at the root), so only built-in and explicitly given plug-ins take part.
+
+    :return: the root folder, or None when ``start`` is in no repository this plug-in knows.
+    """
 
 
 @hookspec

@@ -3,7 +3,8 @@ when one runs, else run the command here (and start a worker for the next call).
 
 A fresh process spends most of a ``guard check`` importing the graph client; the worker (see
 :mod:`guard_adapters.cli.worker`) keeps those imports loaded. This module imports only
-built-in modules (``_socket``, ``marshal``, ``zlib``: no pathlib, json or socket wrappers), so
+built-in modules (``_socket``, ``marshal``, and :mod:`guard_adapters.sockets`: no pathlib, json or
+socket wrappers), so
 asking the worker costs a few milliseconds over the interpreter's own start. The worker's
 answer is exactly what the command prints and exits with here; anything unexpected (no
 worker, another Guard version, another environment, a timeout) falls back to running the
@@ -16,17 +17,12 @@ import _socket
 import marshal
 import os
 import sys
-import zlib
+
+from guard_adapters.sockets import digest, socket_path
 
 FAST_COMMANDS = frozenset({"check", "covering-tests", "callers", "stats"})
-_MAX_SOCKET_PATH = 100
 _ANSWER_TIMEOUT_S = 600.0
 _PACKAGES = ("guard_core", "guard_adapters")
-
-
-def _digest(text: str) -> str:
-    data = text.encode("utf-8", "surrogateescape")
-    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 
 
 def code_stamp() -> str:
@@ -43,7 +39,7 @@ def code_stamp() -> str:
                 elif entry.name.endswith(".py"):
                     stat = entry.stat()
                     parts.append(f"{entry.path}:{stat.st_mtime_ns}:{stat.st_size}")
-    return _digest("\n".join(sorted(parts)))
+    return digest("\n".join(sorted(parts)))
 
 
 # what can change a decision besides the command line, the working directory and GUARD_*
@@ -64,19 +60,18 @@ def environment_stamp() -> str:
     for key in sorted(os.environ):
         if key in _ENV_NAMES or key.startswith(_ENV_PREFIXES):
             parts.append(f"{key}={os.environ[key]}")
-    return _digest("\0".join(parts))
+    return digest("\0".join(parts))
 
 
 def worker_socket(state_dir: str | os.PathLike[str]) -> str:
-    path = os.path.join(os.fspath(state_dir), "worker.sock")
-    if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
-        tmp = os.environ.get("TMPDIR") or "/tmp"
-        path = os.path.join(tmp, f"guard-{os.getuid()}-{_digest(os.fspath(state_dir))}.sock")
-    return path
+    return socket_path(state_dir, "worker.sock")
 
 
 def state_dir_for(argv: list[str], cwd: str) -> str | None:
-    """The state folder of the repository ``argv`` names with ``--repo`` (default: here)."""
+    """The state folder of the repository ``argv`` names with ``--repo`` (default: here), as
+    the settings give it: ``GUARD_STATE_DIR``, else ``state_dir`` in ``[tool.guard]``, else
+    ``<root>/.guard``. The root is the nearest folder holding ``.git``; should git disagree,
+    no worker answers at this path and the command runs here, as without a worker."""
     if os.environ.get("GUARD_STATE_DIR"):
         return os.path.abspath(os.path.expanduser(os.environ["GUARD_STATE_DIR"]))
     repo = "."
@@ -86,13 +81,34 @@ def state_dir_for(argv: list[str], cwd: str) -> str | None:
         elif arg.startswith("--repo="):
             repo = arg.split("=", 1)[1]
     folder = os.path.realpath(os.path.join(cwd, repo))
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return os.path.join(folder, ".guard")
+    while not os.path.exists(os.path.join(folder, ".git")):
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+    return _configured_state_dir(folder) or os.path.join(folder, ".guard")
+
+
+def _configured_state_dir(root: str) -> str | None:
+    try:
+        with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    if b"state" not in raw:  # the common case costs no TOML parse
+        return None
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: no worker for a configured state folder
+        return None
+    try:
+        table = tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("guard", {})
+    except (ValueError, UnicodeDecodeError):
+        return None
+    value = table.get("state_dir", table.get("state-dir")) if isinstance(table, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    return os.path.realpath(os.path.join(root, os.path.expanduser(value)))
 
 
 def send(conn: _socket.socket, message: dict) -> None:

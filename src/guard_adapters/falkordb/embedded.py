@@ -6,12 +6,10 @@ from __future__ import annotations
 import contextlib
 import enum
 import fcntl
-import hashlib
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +20,12 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from guard_adapters.files import ensure_state_dir
+from guard_adapters.sockets import socket_path
 from guard_core.errors import StoreUnavailable
 from guard_core.logs import get_logger
 
 log = get_logger("guard.falkordb")
 
-# sun_path is 108 bytes on Linux, 104 on macOS; leave room for the terminating NUL.
-_MAX_SOCKET_PATH = 100
 _START_TIMEOUT_S = 120.0  # loading a large persisted graph takes a while
 _LISTEN_GRACE_S = 10.0  # a live server of ours gets this long to open its socket
 
@@ -80,11 +77,7 @@ class EmbeddedServer:
         self.pid_file = self.data_dir / "redis.pid"
         self.lock_file = self.data_dir / "start.lock"
         self.log_file = self.data_dir / "redis.log"
-        socket = self.data_dir / "falkordb.sock"
-        if len(os.fsencode(str(socket))) > _MAX_SOCKET_PATH:
-            digest = hashlib.sha256(os.fsencode(str(self.data_dir))).hexdigest()[:16]
-            socket = Path(tempfile.gettempdir()) / f"guard-{os.getuid()}-{digest}.sock"
-        self.socket = socket
+        self.socket = Path(socket_path(self.data_dir, "falkordb.sock"))
 
     @property
     def url(self) -> str:

@@ -1,0 +1,59 @@
+"""Every entry point resolves the repository root the same way, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.cli.fast import state_dir_for
+from guard_adapters.workspace import load, open_guard
+from guard_core import Guard, hookimpl
+from guard_core.errors import RepositoryError
+from tests.conftest import make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "proj", {"pkg/__init__.py": "", "pkg/sub/m.py": "X = 1\n"})
+
+
+def test_guard_open_from_a_subfolder_uses_the_repositorys_one_state_folder(repo: Path) -> None:
+    with Guard.open(repo / "pkg" / "sub", env={}) as guard:
+        assert guard.settings.repo == repo.resolve()
+        assert guard.settings.guard_dir == repo.resolve() / ".guard"
+    assert open_guard(repo / "pkg").settings.guard_dir == repo.resolve() / ".guard"
+    assert load(repo / "pkg" / "sub").repo == repo.resolve()
+    assert state_dir_for([], str(repo / "pkg" / "sub")) == str(repo.resolve() / ".guard")
+
+
+def test_a_configured_state_folder_is_relative_to_the_repository(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo / "pyproject.toml").write_text('[tool.guard]\nstate_dir = "build/guard-state"\n')
+    monkeypatch.chdir(repo / "pkg")
+    monkeypatch.delenv("GUARD_STATE_DIR", raising=False)
+    expected = repo.resolve() / "build" / "guard-state"
+    assert Guard.open(".", env={}).settings.guard_dir == expected
+    assert state_dir_for(["check", "--repo", "sub"], str(repo / "pkg")) == str(expected)
+    monkeypatch.setenv("GUARD_STATE_DIR", "elsewhere")  # a variable is relative to here
+    assert load(repo).guard_dir == (repo / "pkg" / "elsewhere").resolve()
+
+
+def test_a_folder_outside_any_repository_is_its_own_root(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert Guard.open(plain, env={}).settings.repo == plain.resolve()
+    with pytest.raises(RepositoryError, match="does not exist"):
+        Guard.open(tmp_path / "missing", env={})
+
+
+def test_a_plugin_can_answer_the_root(repo: Path) -> None:
+    class Monorepo:
+        @hookimpl
+        def guard_repository_root(self, start: Path) -> Path | None:
+            return start if start.name == "sub" else None
+
+    sub = repo / "pkg" / "sub"
+    assert Guard.open(sub, env={}, plugins=[Monorepo()]).settings.repo == sub.resolve()
+    assert Guard.open(repo / "pkg", env={}, plugins=[Monorepo()]).settings.repo == repo.resolve()
