@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -17,7 +16,8 @@ from typing import Any
 
 import attrs
 
-from guard_core.config import Settings, load_settings
+from guard_core.bootstrap import assemble
+from guard_core.config import Settings
 from guard_core.engine import Engine
 from guard_core.errors import GuardError, StoreError, UnknownId
 from guard_core.logs import get_logger
@@ -27,12 +27,13 @@ from guard_core.model import (
     Decision,
     Level,
     Override,
+    OverrideKind,
     TrustComponents,
     split_id,
     test_function_id,
 )
 from guard_core.plugins import Plugins
-from guard_core.ports import Caller, GraphStore, RunResult
+from guard_core.ports import Caller, EvidenceRefresher, GraphStore, Runner, RunResult
 
 log = get_logger("guard.api")
 
@@ -86,12 +87,15 @@ class Guard:
         *,
         env: Mapping[str, str] | None = None,
         plugins: Iterable[object] = (),
+        tolerant: bool = False,
         **settings: Any,
     ) -> Guard:
-        """Guard for ``repo``; ``settings`` override ``[tool.guard]`` and ``GUARD_*``
-        (``env`` defaults to ``os.environ``). Extra pluggy ``plugins`` are registered too."""
-        loaded = load_settings(repo, os.environ if env is None else env, **settings)
-        return cls(loaded, Plugins.for_settings(loaded, extra=tuple(plugins)))
+        """Guard for the repository holding ``repo`` (any folder inside it); ``settings``
+        override ``[tool.guard]`` and ``GUARD_*`` (``env`` defaults to ``os.environ``). Extra
+        pluggy ``plugins`` are registered too, and win a name clash with a built-in adapter.
+        ``tolerant`` goes on past a broken configuration with the defaults."""
+        loaded, wired = assemble(repo, env=env, plugins=plugins, tolerant=tolerant, **settings)
+        return cls(loaded, wired)
 
     @property
     def store(self) -> GraphStore:
@@ -138,7 +142,7 @@ class Guard:
             return Decision(
                 level=Level.RUN_ALL, trust=0.0, components=TrustComponents(0.0, 0.0, 0.0),
                 tests=(), reasons={}, total_tests=0,
-                overrides=(Override("store", f"graph unavailable: {exc}"),),
+                overrides=(Override(OverrideKind.STORE, f"graph unavailable: {exc}"),),
                 change_set=ChangeSet(base=base or "HEAD"),
                 skipped_summary="nothing skipped: the whole suite runs", whole_suite=True,
             )  # fmt: skip
@@ -162,10 +166,6 @@ class Guard:
         with contextlib.suppress(GuardError):
             self.engine  # noqa: B018 - settles the interpreter (the evidence's) first
         runner = self.plugins.runner(self.settings)
-        if hasattr(runner, "stream"):
-            runner.stream = stream
-        if hasattr(runner, "timeout"):
-            runner.timeout = timeout
         refresher = self._refresher(runner)
         # the tree is observed before the decision: an edit made after it is never refreshed
         observed = refresher.observe() if refresher is not None else None
@@ -175,24 +175,21 @@ class Guard:
         notes: list[str] = []
         tests = None if decision.level is Level.RUN_ALL else self._runnable(decision, notes)
         session = self._start_refresh(refresher, decision, observed)
-        if session is not None:
-            runner.collect_to = refresher.collect_dir(session)
-        try:
-            result = runner.run(self.settings.repo, tests)
-            if tests is not None and result.exit_code in _UNCOLLECTED:
-                notes.append(
-                    f"pytest could not collect every selected id (exit {result.exit_code}): "
-                    "ran the whole suite instead"
-                )
-                if session is not None:  # discards it: the run did not pass
-                    refresher.finish(self.store, session, result)
-                    session = None
-                    runner.collect_to = None
-                result = runner.run(self.settings.repo, None)
-        finally:
-            if session is not None:
-                runner.collect_to = None
-        refreshed = refresher.finish(self.store, session, result) if session is not None else ""
+        repo = self.settings.repo
+        collect_to = refresher.collect_dir(session) if refresher and session is not None else None
+        result = runner.run(repo, tests, stream=stream, timeout=timeout, collect_to=collect_to)
+        if tests is not None and result.exit_code in _UNCOLLECTED:
+            notes.append(
+                f"pytest could not collect every selected id (exit {result.exit_code}): "
+                "ran the whole suite instead"
+            )
+            if refresher is not None and session is not None:  # discards it: it did not pass
+                refresher.finish(self.store, session, result)
+                session = None
+            result = runner.run(repo, None, stream=stream, timeout=timeout)
+        refreshed = ""
+        if refresher is not None and session is not None:
+            refreshed = refresher.finish(self.store, session, result)
         with contextlib.suppress(Exception):  # recording is best effort; the result stands
             if self._store is not None:
                 self._store.record_run(result.record)
@@ -214,16 +211,18 @@ class Guard:
             return None
         return kept
 
-    def _refresher(self, runner: Any) -> Any:
+    def _refresher(self, runner: Runner) -> EvidenceRefresher | None:
         """The evidence refresher, when the runner can measure and the settings want it."""
-        if not hasattr(runner, "collect_to") or not self.settings.refreshes_evidence:
+        if not getattr(runner, "measures", False) or not self.settings.refreshes_evidence:
             return None
         try:
             return self.plugins.refresher(self.settings)
         except GuardError:
             return None
 
-    def _start_refresh(self, refresher: Any, decision: Decision, observed: str | None) -> Any:
+    def _start_refresh(
+        self, refresher: EvidenceRefresher | None, decision: Decision, observed: str | None
+    ) -> object | None:
         """A refresh session for this run, or None; a refresher that fails never stops the
         tests from running."""
         if refresher is None or observed is None:

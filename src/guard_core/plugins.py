@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -14,11 +14,15 @@ from guard_core.config import Settings
 from guard_core.errors import ConfigError, GuardError
 from guard_core.logs import get_logger
 
+if TYPE_CHECKING:
+    from guard_core.ports import EvidenceRefresher, GraphStore, Runner, Slicer, TrustPolicy
+
 hookimpl = pluggy.HookimplMarker("guard")
 log = get_logger("guard.plugins")
 
 BUILTIN_PLUGINS: tuple[str, ...] = (
     "guard_core.policy",
+    "guard_adapters.git.plugin",
     "guard_adapters.falkordb.plugin",
     "guard_adapters.python.plugin",
     "guard_adapters.libcst.plugin",
@@ -32,39 +36,51 @@ Factory = Callable[[Settings], Any]
 
 @attrs.define
 class AdapterRegistry:
-    """Named adapter factories, filled by ``guard_register_adapters`` hooks."""
+    """Named adapter factories, filled by ``guard_register_adapters`` hooks.
+
+    The first registration of a name wins. Plug-ins registered later are called first
+    (pluggy's order), so an entry-point or explicitly given plug-in that registers a built-in's
+    name (``pytest``, ``falkordb``, ...) replaces it; the settings ``store``, ``slicer`` and
+    ``runner`` pick an adapter by name."""
 
     stores: dict[str, Factory] = attrs.field(factory=dict)
     slicers: dict[str, Factory] = attrs.field(factory=dict)
     runners: dict[str, Factory] = attrs.field(factory=dict)
-    collectors: dict[str, Factory] = attrs.field(factory=dict)
     policies: dict[str, Factory] = attrs.field(factory=dict)
     environments: dict[str, Factory] = attrs.field(factory=dict)
     refreshers: dict[str, Factory] = attrs.field(factory=dict)
 
+    @staticmethod
+    def _add(table: dict[str, Factory], name: str, factory: Factory) -> None:
+        if name in table:
+            log.debug("adapter_shadowed", name=name, kept=repr(table[name]), ignored=repr(factory))
+            return
+        table[name] = factory
+
     def add_store(self, name: str, factory: Factory) -> None:
-        self.stores[name] = factory
+        """A factory returning a :class:`~guard_core.ports.GraphStore`."""
+        self._add(self.stores, name, factory)
 
     def add_slicer(self, name: str, factory: Factory) -> None:
-        self.slicers[name] = factory
+        """A factory returning a :class:`~guard_core.ports.Slicer`."""
+        self._add(self.slicers, name, factory)
 
     def add_runner(self, name: str, factory: Factory) -> None:
-        self.runners[name] = factory
-
-    def add_collector(self, name: str, factory: Factory) -> None:
-        self.collectors[name] = factory
+        """A factory returning a :class:`~guard_core.ports.Runner`."""
+        self._add(self.runners, name, factory)
 
     def add_trust_policy(self, name: str, factory: Factory) -> None:
-        self.policies[name] = factory
+        """A factory returning a :class:`~guard_core.ports.TrustPolicy`."""
+        self._add(self.policies, name, factory)
 
     def add_environment(self, name: str, factory: Factory) -> None:
         """A factory returning a no-argument callable: the fingerprint of the interpreter and
         packages that run the tests (a change since the ingest widens to run-all)."""
-        self.environments[name] = factory
+        self._add(self.environments, name, factory)
 
     def add_refresher(self, name: str, factory: Factory) -> None:
         """A factory returning an :class:`~guard_core.ports.EvidenceRefresher`."""
-        self.refreshers[name] = factory
+        self._add(self.refreshers, name, factory)
 
 
 def make_plugin_manager(
@@ -110,32 +126,32 @@ class Plugins:
             factory = table[name]
         except KeyError:
             known = ", ".join(sorted(table)) or "none"
-            raise ConfigError(f"no {kind} adapter named {name!r} (registered: {known})") from None
+            raise ConfigError(
+                f"no {kind} adapter named {name!r} (registered: {known})",
+                hint=f"set {kind} in [tool.guard] to a registered name, or install its plug-in",
+            ) from None
         return factory(settings)
 
-    def store(self, settings: Settings, name: str = "falkordb") -> Any:
-        return self._pick("store", self.registry.stores, name, settings)
+    def store(self, settings: Settings) -> GraphStore:
+        return self._pick("store", self.registry.stores, settings.store, settings)
 
-    def slicer(self, settings: Settings, name: str = "git") -> Any:
-        return self._pick("slicer", self.registry.slicers, name, settings)
+    def slicer(self, settings: Settings) -> Slicer:
+        return self._pick("slicer", self.registry.slicers, settings.slicer, settings)
 
-    def runner(self, settings: Settings, name: str = "pytest") -> Any:
-        return self._pick("runner", self.registry.runners, name, settings)
+    def runner(self, settings: Settings) -> Runner:
+        return self._pick("runner", self.registry.runners, settings.runner, settings)
 
-    def collector(self, settings: Settings, name: str = "coverage") -> Any:
-        return self._pick("collector", self.registry.collectors, name, settings)
-
-    def environment(self, settings: Settings, name: str = "python") -> Any:
+    def environment(self, settings: Settings, name: str = "python") -> Callable[[], str] | None:
         if name not in self.registry.environments:
             return None
         return self._pick("environment", self.registry.environments, name, settings)
 
-    def refresher(self, settings: Settings, name: str = "coverage") -> Any:
+    def refresher(self, settings: Settings, name: str = "coverage") -> EvidenceRefresher | None:
         if name not in self.registry.refreshers:
             return None
         return self._pick("refresher", self.registry.refreshers, name, settings)
 
-    def trust_policies(self, settings: Settings) -> list[Any]:
+    def trust_policies(self, settings: Settings) -> list[TrustPolicy]:
         names = settings.policies or tuple(sorted(self.registry.policies))
         return [self._pick("trust policy", self.registry.policies, n, settings) for n in names]
 

@@ -72,7 +72,6 @@ class GraphStore(Protocol):
         """Functions reading any of the attribute ``names`` on any object, or attributes by
         computed names (``*``); None when the index does not record attribute reads."""
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool: ...
-    def refresh_edges(self, tests: Iterable[str], sha: str) -> None: ...
     def set_edge_lines(self, edges: Iterable[CoverEdge]) -> None: ...
     def restamp_edges(self, old_shas: Sequence[str], new_sha: str) -> None: ...
     def mark_unproven(self, function_ids: Iterable[str]) -> None: ...
@@ -157,13 +156,29 @@ class RunResult:
 
     exit_code: int
     record: RunRecord
-    collected: int = 0
 
 
 class Runner(Protocol):
-    """Runs a set of pytest node ids (or the whole suite when ``tests`` is None)."""
+    """Runs a set of pytest node ids (or the whole suite when ``tests`` is None).
 
-    def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult: ...
+    ``measures``: the runner can record what each test executes, in the collector's format,
+    into ``collect_to`` (what lets ``guard run`` refresh the evidence); a runner that cannot
+    says False and ignores ``collect_to``."""
+
+    measures: bool
+
+    def run(
+        self,
+        repo: Path,
+        tests: Sequence[str] | None,
+        *,
+        stream: bool = True,
+        timeout: float | None = None,
+        collect_to: Path | None = None,
+    ) -> RunResult:
+        """``stream``: show pytest's output live; past ``timeout`` seconds raise
+        :class:`~guard_core.errors.RunTimedOut`."""
+        ...
 
 
 class EvidenceRefresher(Protocol):
@@ -186,11 +201,3 @@ class EvidenceRefresher(Protocol):
     def finish(self, store: GraphStore, session: object, result: RunResult) -> str:
         """Write the refreshed evidence; return what was done (or why nothing was)."""
         ...
-
-
-class Collector(Protocol):
-    """Runs the suite under instrumentation and returns per-test evidence."""
-
-    def collect(
-        self, repo: Path, *, runs: int = 1, shard: tuple[int, int] | None = None
-    ) -> object: ...

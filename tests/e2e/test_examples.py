@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from guard_core import Guard, Level
+from guard_core import Guard, GuardError, Level
 from tests.conftest import make_repo
 
 if sys.version_info >= (3, 11):
@@ -100,3 +100,33 @@ def test_the_guard_group_mounts_in_another_cli(ingested: Path) -> None:
     assert json.loads(run.stdout)["schema"] == "guard.decision/1"
     helped = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True)
     assert "guard" in helped.stdout and "hello" in helped.stdout
+
+
+def test_wrapped_runner_plugin_replaces_the_runner_through_the_runner_setting(
+    tmp_path: Path, guard_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = EXAMPLES / "wrapped_runner_plugin"
+    meta = tomllib.loads((folder / "pyproject.toml").read_text())
+    monkeypatch.syspath_prepend(str(folder))
+    plugin = __import__(meta["project"]["entry-points"]["guard"]["wrapped-runner"])
+    files = {**PROJECT, "pyproject.toml": '[tool.guard]\nrunner = "wrapped"\n'}
+    repo = make_repo(tmp_path / "proj", files)
+    out = subprocess.run([sys.executable, "-m", "guard_adapters.cli", "ingest-coverage", str(repo)],
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    log = tmp_path / "wrapped.log"
+    wrapper = tmp_path / "wrap.sh"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec "$@"\n')
+    wrapper.chmod(0o755)
+    (repo / "pkg/calc.py").write_text(PROJECT["pkg/calc.py"].replace("a + b", "a - b"))
+    with Guard.open(repo, plugins=[plugin]) as guard:
+        monkeypatch.delenv("GUARD_RUN_WRAPPER", raising=False)
+        with pytest.raises(GuardError, match="needs a wrapper command"):
+            guard.run(stream=False)
+        monkeypatch.setenv("GUARD_RUN_WRAPPER", f"{wrapper} env WRAPPED=1")
+        report = guard.run(stream=False)
+    assert report.failed == ["tests/test_calc.py::test_add"]
+    ran = log.read_text().split()
+    assert ran[:2] == ["env", "WRAPPED=1"]
+    assert "-m" in ran and "pytest" in ran and "tests/test_calc.py::test_add" in ran
+    assert "tests/test_calc.py::test_neg" not in ran

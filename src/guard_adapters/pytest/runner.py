@@ -15,7 +15,7 @@ import guard_adapters
 from guard_adapters.git.repo import head_sha
 from guard_adapters.pytest.environment import interpreter
 from guard_core.config import Settings
-from guard_core.errors import RunnerError
+from guard_core.errors import RunnerError, RunTimedOut
 from guard_core.model import RunRecord, TestOutcome
 from guard_core.ports import RunResult
 
@@ -23,41 +23,52 @@ from guard_core.ports import RunResult
 class PytestRunner:
     """``python -m pytest [ids]``; ``tests=None`` runs the whole suite."""
 
-    def __init__(self, settings: Settings, stream: bool = True) -> None:
-        self.settings = settings
-        self.stream = stream
-        self.timeout: float | None = None
-        self.collect_to: Path | None = None  # set: also record what each test executes there
+    measures = True
 
-    def run(self, repo: Path, tests: Sequence[str] | None) -> RunResult:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def command(self, tests: Sequence[str] | None, *, measuring: bool) -> list[str]:
+        """The command line that runs ``tests`` (a wrapping runner extends this)."""
+        cmd = [interpreter(self.settings), "-m", "pytest", "-p", "guard_adapters.pytest.reporter"]
+        if measuring:
+            # after the reporter, which the collector imports: loaded the other way round,
+            # pytest warns that it cannot rewrite it (an error under filterwarnings=error)
+            cmd += ["-p", "guard_adapters.pytest.collector"]
+        cmd += self.settings.pytest_args
+        if tests is not None and tests:
+            cmd += ["--", *tests]
+        return cmd
+
+    def run(
+        self,
+        repo: Path,
+        tests: Sequence[str] | None,
+        *,
+        stream: bool = True,
+        timeout: float | None = None,
+        collect_to: Path | None = None,
+    ) -> RunResult:
         plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
         with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
             report = Path(tmp) / "report.json"
-            env = {
-                **os.environ,
-                "GUARD_REPORT": str(report),
-                "PYTHONPATH": os.pathsep.join(
-                    p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p),
-            }  # fmt: skip
-            cmd = [interpreter(self.settings), "-m", "pytest", "-p",
-                   "guard_adapters.pytest.reporter", *self.settings.pytest_args]  # fmt: skip
-            if self.collect_to is not None:
-                env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(self.collect_to))
-                # after the reporter, which the collector imports: loaded the other way round,
-                # pytest warns that it cannot rewrite it (an error under filterwarnings=error)
-                cmd[5:5] = ["-p", "guard_adapters.pytest.collector"]
-            if tests is not None:
-                cmd += ["--", *tests] if tests else []
+            path = os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p)
+            env = {**os.environ, "GUARD_REPORT": str(report), "PYTHONPATH": path}
+            if collect_to is not None:
+                env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(collect_to))
+            cmd = self.command(tests, measuring=collect_to is not None)
+            output = None if stream else subprocess.PIPE
             started = time.perf_counter()
             try:
                 proc = subprocess.run(
-                    cmd, cwd=repo, env=env, check=False,
-                    stdout=None if self.stream else subprocess.PIPE,
-                    stderr=None if self.stream else subprocess.STDOUT, timeout=self.timeout,
+                    cmd, cwd=repo, env=env, check=False, stdout=output,
+                    stderr=None if stream else subprocess.STDOUT, timeout=timeout,
                 )  # fmt: skip
             except subprocess.TimeoutExpired as exc:
-                raise RunnerError(f"pytest timed out after {self.timeout:.0f} s",
-                                  hint="run `guard run` outside the hook") from exc  # fmt: skip
+                raise RunTimedOut(
+                    f"pytest timed out after {timeout:.0f} s",
+                    hint="run `guard run` outside the hook",
+                ) from exc
             except OSError as exc:
                 raise RunnerError(
                     f"cannot start pytest: {exc}", hint="set --python / GUARD_PYTHON"
@@ -76,4 +87,4 @@ class PytestRunner:
             duration_ms=elapsed,
             outcomes=outcomes,
         )
-        return RunResult(exit_code=proc.returncode, record=record, collected=len(outcomes))
+        return RunResult(exit_code=proc.returncode, record=record)

@@ -131,7 +131,7 @@ class InRunRefresh:
         target = self.refresher.collect_dir(self.session)
         for part in self.out.iterdir():
             shutil.copy2(part, target / part.name)
-        result = RunResult(int(exitstatus), record, len(outcomes))
+        result = RunResult(int(exitstatus), record)
         with open_guard(self.root) as guard:
             return str(self.refresher.finish(guard.store, self.session, result))
 
