@@ -27,6 +27,7 @@ from guard_core.model import (
     IngestInfo,
     Level,
     Override,
+    OverrideKind,
     Reason,
     RegionKind,
     TrustComponents,
@@ -91,7 +92,9 @@ class Engine:
             info = self.store.ingest_info()
         except Exception as exc:  # an adapter's own error type must not escape either
             cs = self._slice(repo, base)
-            return self._run_all(cs, [Override("store", f"graph unavailable: {exc}")], started)
+            return self._run_all(
+                cs, [Override(OverrideKind.STORE, f"graph unavailable: {exc}")], started
+            )
         evidence_base = base or info.coverage_sha
         pre: list[Override] = []
         try:
@@ -102,7 +105,7 @@ class Engine:
             cs = self._slice(repo, None)
             pre.append(
                 Override(
-                    "stale_graph",
+                    OverrideKind.STALE_GRAPH,
                     f"the evidence commit {evidence_base[:12]} is "
                     "not in this clone; run guard ingest-coverage",
                 )
@@ -111,7 +114,9 @@ class Engine:
             return self._decide(cs, info, pre, started)
         except Exception as exc:  # fail safe: any internal error selects everything
             log.warning("decision_failed", error=repr(exc), exc_info=True)
-            return self._run_all(cs, [*pre, Override("internal_error", repr(exc))], started)
+            return self._run_all(
+                cs, [*pre, Override(OverrideKind.INTERNAL_ERROR, repr(exc))], started
+            )
 
     def _slice(self, repo: Path, base: str | None) -> ChangeSet:
         """The slicer's change set; a repository problem stays a clear error, any other
@@ -162,10 +167,15 @@ class Engine:
         out = []
         if not info.coverage_sha:
             out.append(
-                Override("stale_graph", "no coverage evidence yet; run `guard ingest-coverage`")
+                Override(
+                    OverrideKind.STALE_GRAPH,
+                    "no coverage evidence yet; run `guard ingest-coverage`",
+                )
             )
         elif not info.coverage_complete:
-            out.append(Override("stale_graph", "the last coverage ingest did not complete"))
+            out.append(
+                Override(OverrideKind.STALE_GRAPH, "the last coverage ingest did not complete")
+            )
         changed = None
         if self.environment is not None and info.environment:
             current = self.environment()
@@ -179,7 +189,7 @@ class Engine:
         conditions, env_changed = self._preconditions(info)
         pre = [*pre, *conditions]
         if env_changed:
-            pre.append(Override("environment", env_changed))
+            pre.append(Override(OverrideKind.ENVIRONMENT, env_changed))
         if cs.is_empty and not pre:
             total = len(self._all_tests())
             return Decision(
@@ -253,8 +263,12 @@ class Engine:
             self._doctests(cs, selection)
         if (cs.regions or data or listed or cs.dependents) and not s.seed_policy:
             for test in self.store.spawning_tests():  # a comment-only edit changes no code
-                selection.add(test, Reason(
-                    "spawns-python", "starts a Python child process whose code is unmeasured"))
+                selection.add(
+                    test,
+                    Reason(
+                        "spawns-python", "starts a Python child process whose code is unmeasured"
+                    ),
+                )
         bodies = [judged_id(r) for r in cs.regions
                   if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
         if not s.seed_policy:
@@ -314,7 +328,7 @@ class Engine:
                         Level.RUN_ALL,
                         0.0,
                         NO_TRUST,
-                        (Override("policy_error", f"{name}: {exc!r}"),),
+                        (Override(OverrideKind.POLICY_ERROR, f"{name}: {exc!r}"),),
                         name,
                     )
                 )
@@ -327,7 +341,7 @@ class Engine:
                         Level.RUN_ALL,
                         0.0,
                         NO_TRUST,
-                        (Override("policy_error", f"plugin vote: {exc!r}"),),
+                        (Override(OverrideKind.POLICY_ERROR, f"plugin vote: {exc!r}"),),
                     )
                 )
         if not votes:
@@ -336,7 +350,7 @@ class Engine:
                     Level.RUN_ALL,
                     0.0,
                     NO_TRUST,
-                    (Override("policy_error", "no trust policy registered"),),
+                    (Override(OverrideKind.POLICY_ERROR, "no trust policy registered"),),
                 )
             )
         return votes
@@ -355,8 +369,10 @@ class Engine:
         for proposal in proposals:
             widened = widen(merged, proposal) if isinstance(proposal, Decision) else None
             if widened is None:
-                log.warning("adjustment_refused",
-                            reason="plug-ins may widen, never drop an override or raise trust")
+                log.warning(
+                    "adjustment_refused",
+                    reason="plug-ins may widen, never drop an override or raise trust",
+                )
                 continue
             merged = widened
         return merged
@@ -449,9 +465,3 @@ class Engine:
             f"{skipped} of {total} tests skipped: no evidence that they execute the changed "
             f"code (coverage recorded at {sha})"
         )
-
-    # -- feedback -------------------------------------------------------------------------------
-
-    def feedback(self, function: str, test: str, sha: str) -> None:
-        """Record a missed failure: ``test`` must run whenever ``function`` changes."""
-        self.store.add_repair_edge(function, test, sha)

@@ -62,3 +62,7 @@ class IngestError(GuardError):
 
 class RunnerError(GuardError):
     """The test runner could not be started."""
+
+
+class RunTimedOut(RunnerError):
+    """The tests did not finish within the time they were given (and were stopped)."""

@@ -55,10 +55,6 @@ class Level(str, enum.Enum):
     def rank(self) -> int:
         return list(Level).index(self)
 
-    @classmethod
-    def widest(cls, *levels: Level) -> Level:
-        return max(levels, key=lambda level: level.rank, default=cls.SUBSET)
-
 
 class ChangeKind(str, enum.Enum):
     """What happened to a function or region between the two sides of a diff."""
@@ -249,12 +245,50 @@ class Reason:
         return out
 
 
+class OverrideKind(str, enum.Enum):
+    """The overrides Guard's own rules fire; plug-ins may use other kinds (which never force
+    run-all by themselves: their vote's level does)."""
+
+    # run-all: the evidence cannot be trusted for this change
+    TEST_FILES = "test_files"  # test code changed (the seed's policy only)
+    ENVIRONMENT = "environment"  # interpreter, packages or environment files changed
+    NO_EVIDENCE = "no_evidence"  # a changed id no test was seen to run
+    UNREADABLE_CHANGE = "unreadable_change"  # a change the slicer could not parse or map
+    STALE_GRAPH = "stale_graph"  # no complete ingest, or its commit is not in this clone
+    STORE = "store"  # the graph cannot be reached
+    INTERNAL_ERROR = "internal_error"  # the decision itself failed
+    POLICY_ERROR = "policy_error"  # a trust policy or vote plug-in failed
+    SHADOWING = "shadowing"  # a new module or name may shadow another at import
+    NAME_CHAIN = "name_chain"  # a name flows through too many import-time bindings
+    # widening: the selection grows, the level stands
+    DYNAMIC_WIDENING = "dynamic_widening"  # dynamic dispatch with incomplete evidence
+
+    @property
+    def forces_run_all(self) -> bool:
+        return self is not OverrideKind.DYNAMIC_WIDENING
+
+
+def _override_kind(value: str) -> OverrideKind | str:
+    try:
+        return OverrideKind(value)
+    except ValueError:
+        return str(value)
+
+
 @attrs.frozen
 class Override:
     """A hard override or widening that fired, with the detail a human needs."""
 
-    kind: str
+    kind: OverrideKind | str = attrs.field(converter=_override_kind)
     detail: str
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind.value if isinstance(self.kind, OverrideKind) else self.kind
+
+    @property
+    def forces_run_all(self) -> bool:
+        return isinstance(self.kind, OverrideKind) and self.kind.forces_run_all
 
 
 @attrs.frozen
@@ -371,7 +405,7 @@ class Decision:
                 "freshness": round(self.components.freshness, 4),
                 "uncertain_ratio": round(self.components.uncertain_ratio, 4),
             },
-            "overrides": [{"kind": o.kind, "detail": o.detail} for o in self.overrides],
+            "overrides": [{"kind": o.kind_name, "detail": o.detail} for o in self.overrides],
             "changed": {
                 "base": cs.base,
                 "files": [

@@ -8,7 +8,7 @@ from __future__ import annotations
 from guard_core.model import Level, TrustComponents
 from guard_core.plugins import AdapterRegistry, hookimpl
 from guard_core.ports import PolicyInput, Vote
-from guard_core.safety import RUN_ALL_OVERRIDES, hard_overrides, judged_ids
+from guard_core.safety import forces_run_all, hard_overrides, judged_ids
 
 
 def level_for(trust: float, subset: float, medium: float) -> Level:
@@ -62,7 +62,7 @@ class DefaultTrustPolicy:
         components = trust_components(data)
         trust = components.trust
         level = level_for(trust, data.subset_threshold, data.medium_threshold)
-        if any(o.kind in RUN_ALL_OVERRIDES for o in overrides):
+        if forces_run_all(overrides):
             level = Level.RUN_ALL
         return Vote(
             level=level, trust=trust, components=components, overrides=overrides, policy=self.name

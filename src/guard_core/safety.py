@@ -13,22 +13,17 @@ from guard_core.model import (
     Decision,
     FileRole,
     Override,
+    OverrideKind,
     Reason,
     RegionKind,
 )
 from guard_core.ports import PolicyInput
 
-RUN_ALL_OVERRIDES = frozenset(
-    {
-        "test_files", "environment", "no_evidence", "unreadable_change", "stale_graph",
-        "store", "internal_error", "policy_error", "shadowing", "name_chain",
-    }
-)  # fmt: skip
-"""Override kinds that force run-all; the others widen the selection without forcing it."""
-
 
 def forces_run_all(overrides: Sequence[Override]) -> bool:
-    return any(o.kind in RUN_ALL_OVERRIDES for o in overrides)
+    """Whether any of ``overrides`` is of a kind that forces run-all (the others widen the
+    selection without forcing it)."""
+    return any(o.forces_run_all for o in overrides)
 
 
 def judged_ids(data: PolicyInput, functions_only: bool = False) -> list[str]:
@@ -46,19 +41,26 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
     out: list[Override] = []
     cs = data.change_set
     for problem in cs.problems:
-        out.append(Override("unreadable_change", problem))
+        out.append(Override(OverrideKind.UNREADABLE_CHANGE, problem))
     for hazard in cs.hazards:
-        out.append(Override("shadowing", hazard))
+        out.append(Override(OverrideKind.SHADOWING, hazard))
     if data.environment_changed:
-        out.append(Override("environment", data.environment_changed))
+        out.append(Override(OverrideKind.ENVIRONMENT, data.environment_changed))
     if data.seed_policy:  # the seed's rule; by default test code is code with evidence
         touched = [f.path for f in cs.files if f.role in (FileRole.TEST, FileRole.CONFTEST)]
         if touched:
-            out.append(Override("test_files", "test files changed: " + ", ".join(sorted(touched))))
+            out.append(
+                Override(
+                    OverrideKind.TEST_FILES, "test files changed: " + ", ".join(sorted(touched))
+                )
+            )
     env_files = [f.path for f in cs.files if f.role is FileRole.ENVIRONMENT]
     if env_files:
         out.append(
-            Override("environment", "environment files changed: " + ", ".join(sorted(env_files)))
+            Override(
+                OverrideKind.ENVIRONMENT,
+                "environment files changed: " + ", ".join(sorted(env_files)),
+            )
         )
     data_paths = [p for f in cs.files if f.role is FileRole.DATA
                   for p in (f.path, f.old_path) if p]  # fmt: skip
@@ -67,13 +69,13 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
             continue
         if not data.seed_policy and fid in data.unexercised:
             continue  # a complete, fresh ingest saw no test run it: evidence of absence
-        out.append(Override("no_evidence", f"{fid} has no coverage evidence"))
+        out.append(Override(OverrideKind.NO_EVIDENCE, f"{fid} has no coverage evidence"))
     if data.widening:
         for r in cs.regions:
             if r.dynamic_dispatch and needs_widening(r, data):
                 out.append(
                     Override(
-                        "dynamic_widening",
+                        OverrideKind.DYNAMIC_WIDENING,
                         f"{r.id} uses dynamic dispatch; widening to the tests of {r.file}",
                     )
                 )
@@ -120,12 +122,10 @@ def widen(decision: Decision, proposal: Decision) -> Decision | None:
         overrides=tuple(dict.fromkeys((*decision.overrides, *proposal.overrides))),
         total_tests=max(decision.total_tests, proposal.total_tests, len(tests)),
         whole_suite=decision.whole_suite or proposal.whole_suite,
-        skipped_summary=decision.skipped_summary if level is decision.level
+        skipped_summary=decision.skipped_summary
+        if level is decision.level
         else proposal.skipped_summary,
     )
 
 
-__all__ = [
-    "RUN_ALL_OVERRIDES", "forces_run_all", "hard_overrides", "judged_ids", "needs_widening",
-    "widen",
-]  # fmt: skip
+__all__ = ["forces_run_all", "hard_overrides", "judged_ids", "needs_widening", "widen"]

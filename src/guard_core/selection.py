@@ -20,6 +20,7 @@ from guard_core.model import (
     FileKind,
     FileRole,
     Override,
+    OverrideKind,
     Reason,
     RegionKind,
     node_id,
@@ -239,7 +240,7 @@ def select_readers(
     if pending:
         selection.overrides.append(
             Override(
-                "name_chain",
+                OverrideKind.NAME_CHAIN,
                 f"names of {origin} flow through more than "
                 f"{_MAX_NAME_ROUNDS} import-time bindings; widened to run-all",
             )

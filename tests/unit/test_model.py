@@ -26,8 +26,10 @@ def test_trust_formula_weights() -> None:
 
 
 def test_levels_order_from_narrow_to_wide() -> None:
-    assert Level.widest(Level.SUBSET, Level.RUN_ALL, Level.MEDIUM) is Level.RUN_ALL
-    assert Level.widest(Level.SUBSET) is Level.SUBSET
+    levels = [Level.RUN_ALL, Level.SUBSET, Level.MEDIUM]
+    assert sorted(levels, key=lambda level: level.rank) == [
+        Level.SUBSET, Level.MEDIUM, Level.RUN_ALL
+    ]
 
 
 def test_values_are_frozen_and_validated() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 from guard_adapters.files import locked, read_text, write_atomic
 from guard_adapters.git.repo import DIFF_FLAGS, git
 from guard_core.api import Guard, RunReport
-from guard_core.errors import GuardError, RunnerError
+from guard_core.errors import GuardError, RunnerError, RunTimedOut
 from guard_core.model import Decision, IntegrityFlag
 
 STATE_FILE = "hook-claude.json"
@@ -121,16 +121,16 @@ def stop_hook(
     try:
         with open_guard(repo) as guard:
             report = guard.run(stream=False, timeout=budget)
+    except RunTimedOut:
+        state.remember(session, tree)
+        return {
+            "decision": "block",
+            "reason": (
+                f"Guard's selected tests did not finish within the hook's {budget:.0f} s "
+                "budget. Run `guard run` yourself and fix any failure before finishing."
+            ),
+        }
     except RunnerError as exc:
-        if "timed out" in exc.message:
-            state.remember(session, tree)
-            return {
-                "decision": "block",
-                "reason": (
-                    f"Guard's selected tests did not finish within the hook's {budget:.0f} s "
-                    "budget. Run `guard run` yourself and fix any failure before finishing."
-                ),
-            }
         return {"systemMessage": f"guard: could not run the tests: {exc.message}"}
     except GuardError as exc:
         return {"systemMessage": f"guard: {exc.message} (the stop was not checked)"}

@@ -231,7 +231,7 @@ def print_decision(decision: Decision, limit: int = 15) -> None:
 
     console = Console()
     for o in decision.overrides:
-        console.print(f"[yellow]override[/] {o.kind}: {o.detail}", highlight=False)
+        console.print(f"[yellow]override[/] {o.kind_name}: {o.detail}", highlight=False)
     if decision.tests and decision.level.value != "run-all":
         table = Table(show_header=True, header_style="bold")
         table.add_column("test")

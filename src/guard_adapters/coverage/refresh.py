@@ -40,6 +40,7 @@ from guard_core.model import (
     Decision,
     FileKind,
     Level,
+    OverrideKind,
     TestOutcome,
     failure_signature,
     test_function_id,
@@ -222,4 +223,4 @@ class CoverageRefresher:
 
 
 def _whole_suite(decision: Decision) -> bool:
-    return not any(o.kind == "store" for o in decision.overrides)
+    return not any(o.kind is OverrideKind.STORE for o in decision.overrides)

@@ -115,15 +115,6 @@ def interpreter(settings: Settings) -> str:
     return settings.python or sys.executable
 
 
-def repo_python(repo: Path) -> str | None:
-    """The repository's own virtualenv interpreter, if it has one (``.venv``, ``venv``)."""
-    for name in (".venv", "venv", "env"):
-        candidate = repo / name / "bin" / "python"
-        if candidate.exists():
-            return str(candidate)
-    return None
-
-
 def find_python(minimum: tuple[int, int] = (3, 12)) -> str | None:
     """An interpreter at least ``minimum`` on this machine (pyenv versions, then PATH)."""
     import glob

@@ -170,7 +170,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         write(config.stash.get(_NOTE, "Guard did not decide"))
         return
     for o in decision.overrides:
-        write(f"override {o.kind}: {o.detail}")
+        write(f"override {o.kind_name}: {o.detail}")
     if decision.level.value != "run-all":
         for test in decision.tests:
             reasons = "; ".join(r.text for r in decision.reasons.get(test, ())[:2])
