@@ -462,6 +462,35 @@ class RunRecord:
 
 
 @attrs.frozen
+class StatementBinding:
+    """What one top-level statement of a module or class body binds when it runs."""
+
+    names: tuple[str, ...]
+    side_effects: bool  # it may do more than bind the names (call, raise, mutate)
+
+
+@attrs.frozen
+class StatementRead:
+    """A name a top-level statement of a module or class body reads while importing."""
+
+    statement: int  # the statement's index in its body
+    name: str
+
+
+@attrs.frozen
+class BodyStatements:
+    """A module or class body statement by statement: what each binds (by index; None where
+    the index is unknown) and what each reads, so an import-time read can be followed to the
+    names it binds."""
+
+    bindings: tuple[StatementBinding | None, ...] = ()
+    reads: tuple[StatementRead, ...] = ()
+
+    def binding(self, statement: int) -> StatementBinding | None:
+        return self.bindings[statement] if 0 <= statement < len(self.bindings) else None
+
+
+@attrs.frozen
 class FunctionNode:
     """A function, method or pseudo-function (module or class body) from the static index."""
 
@@ -473,10 +502,9 @@ class FunctionNode:
     end: int
     has_dynamic_dispatch: bool = False
     refs: tuple[str, ...] = ()  # dotted names the code reads, resolved where possible
-    # module and class bodies: per top-level statement, "index<TAB>names<TAB>effects" and the
-    # names it reads as "index<TAB>ref", so an import-time read can be followed to what it binds
-    bindings: tuple[str, ...] = ()
-    statement_refs: tuple[str, ...] = ()
+    # module and class bodies: what each top-level statement binds (in order) and reads
+    bindings: tuple[StatementBinding, ...] = ()
+    statement_refs: tuple[StatementRead, ...] = ()
     # attribute names read on any object (``x.name``); "*": by computed names (``vars``)
     attributes: tuple[str, ...] = ()
     memo: bool = False  # keeps results in a container that outlives the call, reads them back

@@ -13,6 +13,7 @@ import attrs
 from guard_core.model import (
     CLASS_BODY,
     MODULE_SCOPE,
+    BodyStatements,
     ChangedRegion,
     ChangeKind,
     ChangeSet,
@@ -91,10 +92,9 @@ def _follow_import_time_reads(
         return follow, {fid: ref for fid, (_, _, ref) in readers.items()}
     data = store.statement_bindings(readers)
     for fid, (qualname, dotted, ref) in readers.items():
-        bindings, statement_refs = data.get(fid, ([], []))
+        body = data.get(fid, BodyStatements())
         scope = dotted.rsplit(".", 1)[0] if dotted else ""
-        hit = {int(e.split("\t", 1)[0]) for e in statement_refs
-               if _reads(e.split("\t", 1)[1], names)}  # fmt: skip
+        hit = {r.statement for r in body.reads if _reads(r.name, names)}
         if not hit:
             if qualname.endswith(f".{CLASS_BODY}") and scope:
                 follow.add(scope)  # read in the class header (bases, decorators): the class
@@ -102,12 +102,11 @@ def _follow_import_time_reads(
                 wide[fid] = ref
             continue
         for index in sorted(hit):
-            parts = bindings[index].split("\t") if index < len(bindings) else []
-            bound = parts[1].split() if len(parts) > 1 else []
-            if len(parts) < 3 or parts[2] == "1" or not bound:
+            binding = body.binding(index)
+            if binding is None or binding.side_effects or not binding.names:
                 wide[fid] = ref
             else:
-                follow |= {f"{scope}.{n}" if scope else n for n in bound}
+                follow |= {f"{scope}.{n}" if scope else n for n in binding.names}
     return follow, wide
 
 

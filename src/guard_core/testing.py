@@ -8,6 +8,7 @@ from pathlib import Path
 import attrs
 
 from guard_core.model import (
+    BodyStatements,
     ChangeSet,
     CoverEdge,
     FileIndex,
@@ -178,7 +179,7 @@ class FakeStore:
     def functions_named(self, name: str) -> list[str]:
         return []
 
-    def statement_bindings(self, ids: Iterable[str]) -> dict[str, tuple[list[str], list[str]]]:
+    def statement_bindings(self, ids: Iterable[str]) -> dict[str, BodyStatements]:
         return {}
 
     def record_run(self, run: RunRecord) -> None:

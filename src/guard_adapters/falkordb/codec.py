@@ -3,7 +3,9 @@ bulk writes fast, where a list of integers would multiply the query's parameter 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from guard_core.model import BodyStatements, StatementBinding, StatementRead
 
 
 def encode_lines(lines: Iterable[int]) -> str:
@@ -29,3 +31,41 @@ def decode_lines(text: str | None) -> frozenset[int]:
     except ValueError:
         return frozenset()
     return frozenset(out)
+
+
+# A body's statements are stored as strings too: "index<TAB>names<TAB>0|1" per binding and
+# "index<TAB>name" per read.
+
+
+def encode_bindings(bindings: Sequence[StatementBinding]) -> list[str]:
+    return [f"{i}\t{' '.join(b.names)}\t{int(b.side_effects)}" for i, b in enumerate(bindings)]
+
+
+def encode_reads(reads: Iterable[StatementRead]) -> list[str]:
+    return sorted(f"{r.statement}\t{r.name}" for r in reads)
+
+
+def decode_body(bindings: Iterable[str], reads: Iterable[str]) -> BodyStatements:
+    """The body of :func:`encode_bindings` and :func:`encode_reads`; an entry that does not
+    parse becomes a binding with side effects (the reader's tests are selected) or is kept as
+    a read of statement -1 (bound to nothing: the same)."""
+    by_index: dict[int, StatementBinding] = {}
+    for text in bindings:
+        parts = text.split("\t")
+        try:
+            index = int(parts[0])
+        except ValueError:
+            continue
+        if len(parts) < 3:
+            by_index[index] = StatementBinding((), True)
+        else:
+            by_index[index] = StatementBinding(tuple(parts[1].split()), parts[2] != "0")
+    size = max(by_index, default=-1) + 1
+    decoded: list[StatementRead] = []
+    for text in reads:
+        first, _, name = text.partition("\t")
+        try:
+            decoded.append(StatementRead(int(first), name))
+        except ValueError:
+            decoded.append(StatementRead(-1, name))
+    return BodyStatements(tuple(by_index.get(i) for i in range(size)), tuple(decoded))

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from guard_adapters.falkordb.codec import decode_lines
+from guard_adapters.falkordb.codec import decode_body, decode_lines
 from guard_adapters.falkordb.connection import GraphConnection
 from guard_core.model import (
     CLASS_BODY,
+    BodyStatements,
     CoverEdge,
 )
 from guard_core.ports import Caller, FunctionFacts
@@ -260,14 +261,14 @@ class GraphQueries(GraphConnection):
         )
         return [(fid, qual, dotted or "", ref) for fid, qual, dotted, ref in rows]
 
-    def statement_bindings(self, ids: Iterable[str]) -> dict[str, tuple[list[str], list[str]]]:
+    def statement_bindings(self, ids: Iterable[str]) -> dict[str, BodyStatements]:
         """For module and class bodies: their per-statement bindings and reads."""
         rows = self._read(
             "UNWIND $ids AS id MATCH (f:Function {id: id}) "
             "RETURN f.id, coalesce(f.bindings, []), coalesce(f.stmt_refs, [])",
             {"ids": sorted(set(ids))},
         )
-        return {fid: (list(b), list(r)) for fid, b, r in rows}
+        return {fid: decode_body(b, r) for fid, b, r in rows}
 
     def functions_named(self, name: str) -> list[str]:
         rows = self._read("MATCH (f:Function {name: $n}) RETURN f.id", {"n": name})

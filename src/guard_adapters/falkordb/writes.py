@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from guard_adapters.falkordb.codec import encode_lines
+from guard_adapters.falkordb.codec import encode_bindings, encode_lines, encode_reads
 from guard_adapters.falkordb.connection import GraphConnection, _chunks_by_size
 from guard_core.errors import UnknownId
 from guard_core.model import (
@@ -61,8 +61,8 @@ class GraphWrites(GraphConnection):
                 "end": fn.end,
                 "dyn": fn.has_dynamic_dispatch,
                 "refs": list(fn.refs),
-                "bindings": list(fn.bindings),
-                "srefs": list(fn.statement_refs),
+                "bindings": encode_bindings(fn.bindings),
+                "srefs": encode_reads(fn.statement_refs),
                 "attrs": list(fn.attributes),
                 "memo": fn.memo,
             }

@@ -22,7 +22,14 @@ from libcst.metadata import (
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
 from guard_adapters.python.test_functions import collected_tests
-from guard_core.model import CLASS_BODY, FileIndex, FunctionNode, RegionKind
+from guard_core.model import (
+    CLASS_BODY,
+    FileIndex,
+    FunctionNode,
+    RegionKind,
+    StatementBinding,
+    StatementRead,
+)
 
 RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
@@ -76,7 +83,7 @@ class _RefVisitor(cst.CSTVisitor):
         self.module = module
         self.package = package
         self.refs: dict[str, set[str]] = defaultdict(set)
-        self.stmt_refs: dict[str, set[str]] = defaultdict(set)  # "index\tref" per statement
+        self.stmt_refs: dict[str, set[StatementRead]] = defaultdict(set)
         self.calls: dict[str, dict[str, float]] = defaultdict(dict)
         self.imports: set[str] = set()
         self.aliases: set[tuple[str, str]] = set()
@@ -147,7 +154,7 @@ class _RefVisitor(cst.CSTVisitor):
             line = self._line(node)
             for index, stmt in enumerate(region.bindings):
                 if stmt.start <= line <= stmt.end:
-                    self.stmt_refs[region.id].update(f"{index}\t{n}" for n in names)
+                    self.stmt_refs[region.id].update(StatementRead(index, n) for n in names)
                     break
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -218,20 +225,21 @@ def index_file(
     for r in regions.regions.values() if stars else ():
         for i, stmt in enumerate(r.bindings):  # statements may read star-imported names
             if r.kind is not RegionKind.FUNCTION and not stmt.imports:
-                visitor.stmt_refs[r.id].update(f"{i}\t{ref}" for ref in stars)
+                visitor.stmt_refs[r.id].update(StatementRead(i, ref) for ref in stars)
                 visitor.refs[r.id].update(stars)
     functions = []
     dotted: dict[str, str] = {}
     for r in regions.regions.values():
-        bindings = tuple(
-            f"{i}\t{' '.join(b.names)}\t{int(b.side_effects)}" for i, b in enumerate(r.bindings)
-        ) if r.kind is not RegionKind.FUNCTION else ()  # fmt: skip
+        bindings = tuple(StatementBinding(tuple(b.names), b.side_effects) for b in r.bindings
+                         ) if r.kind is not RegionKind.FUNCTION else ()  # fmt: skip
         functions.append(FunctionNode(
             id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
             has_dynamic_dispatch=r.dynamic_dispatch,
             refs=tuple(sorted({*visitor.refs.get(r.id, ()), *(
                 stars if r.kind is RegionKind.FUNCTION else ())})),
-            statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()))), bindings=bindings,
+            statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()),
+                                        key=lambda read: (read.statement, read.name))),
+            bindings=bindings,
             attributes=tuple(sorted(r.attributes)), memo=r.memo,
         ))  # fmt: skip
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
