@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
@@ -24,6 +24,9 @@ from guard_core.model import (
     RunRecord,
     TrustComponents,
 )
+
+if TYPE_CHECKING:
+    from guard_core.evidence import RunEvidence
 
 
 @attrs.frozen
@@ -201,4 +204,27 @@ class EvidenceRefresher(Protocol):
 
     def finish(self, store: GraphStore, session: object, result: RunResult) -> str:
         """Write the refreshed evidence; return what was done (or why nothing was)."""
+        ...
+
+
+class EvidenceWriter(Protocol):
+    """What the coverage ingest writes (a part of :class:`GraphStore`)."""
+
+    def update_ingest_info(self, **fields: object) -> None: ...
+    def write_coverage(
+        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+    ) -> None: ...
+    def set_flake_rates(self, rates: dict[str, float]) -> None: ...
+    def set_test_kinds(self, kinds: dict[str, tuple[bool, bool]]) -> None: ...
+    def record_run(self, run: RunRecord) -> None: ...
+    def mark_shard(self, sha: str, shard: int, shards: int) -> bool: ...
+
+
+class Collector(Protocol):
+    """Runs the suite (or one shard of it) under instrumentation: what each test executed."""
+
+    python: str  # the interpreter the tests run in, recorded with the evidence
+
+    def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
+        """Run ``run`` of ``runs`` (0-based); IngestError when pytest does not complete."""
         ...

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from guard_adapters.cli.main import guard, handle_errors, repo_option
+from guard_adapters.cli.group import guard, handle_errors, repo_option
 from guard_core.errors import GuardError
 
 

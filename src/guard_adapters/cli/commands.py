@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from guard_adapters.cli.main import emit_json, guard, handle_errors, repo_option
+from guard_adapters.cli.group import emit_json, guard, handle_errors, repo_option
 
 if TYPE_CHECKING:
     from guard_core.model import Decision

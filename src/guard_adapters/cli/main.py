@@ -1,74 +1,22 @@
 """The ``guard`` command line: a thin click layer over the library.
 
 Heavy imports stay inside the commands so ``guard check`` loads only what it uses. The group is
-a plain click group, so another click CLI can mount it with ``cli.add_command(guard)``.
+a plain click group, so another click CLI can mount it with ``cli.add_command(guard)``;
+importing this module registers every command on it.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from guard_core.errors import GuardError
+# the other commands register themselves on the group when imported
+from guard_adapters.cli import agents, commands  # noqa: F401
+from guard_adapters.cli.group import EXIT_USAGE, emit_json, guard, handle_errors, repo_option
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_USAGE = 2
-
-
-def handle_errors(func: F) -> F:
-    """Print a GuardError as a message and a hint, never a traceback; exit 2."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except GuardError as exc:
-            click.secho(f"guard: {exc.message}", fg="red", err=True)
-            if exc.hint:
-                click.echo(f"  hint: {exc.hint}", err=True)
-            sys.exit(EXIT_USAGE)
-        except KeyboardInterrupt:
-            click.echo("guard: interrupted", err=True)
-            sys.exit(130)
-
-    return wrapper  # type: ignore[return-value]
-
-
-repo_option = click.option(
-    "--repo",
-    "repo",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The target repository.",
-)
-
-
-def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False))
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--log-format",
-    type=click.Choice(["console", "json"]),
-    default="console",
-    help="How log lines on stderr look.",
-)
-@click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
-@click.version_option(package_name="guard-graph", prog_name="guard")
-def guard(log_format: str, verbose: int) -> None:
-    """Guard: which pytest tests must run after an edit, and why."""
-    from guard_adapters.cli.logging import configure
-
-    configure(log_format, verbose)
+__all__ = ["EXIT_USAGE", "emit_json", "guard", "handle_errors", "main", "repo_option"]
 
 
 @guard.command()
@@ -167,7 +115,3 @@ def doctor(repo: Path) -> None:
 def main() -> None:
     guard(prog_name="guard")
 
-
-# The other commands register themselves on import; importing them here means a host CLI that
-# mounts ``guard`` (``cli.add_command(guard)``) gets every command. They import little.
-from guard_adapters.cli import agents, commands  # noqa: E402, F401

@@ -1,5 +1,6 @@
-"""``guard ingest-coverage``: run the suite under the collector plugin, map executed lines to
-region ids, charge shared setup to every test that depends on it, and write the evidence.
+"""``guard ingest-coverage``'s adapter half: run the suite under the collector plugin, map
+executed lines to region ids, and charge shared setup (and cache fills) to every test that
+depends on it. The use case itself — runs, merge, writes — is :mod:`guard_core.evidence`.
 
 Nothing is written until every run has finished: a suite that fails to collect, a crash or
 Ctrl-C leaves the previous evidence as it was.
@@ -14,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,9 +29,9 @@ from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.pytest.labels import COLLECT, IMPORT, MEMO, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import IngestError
+from guard_core.evidence import UNKNOWN_LINE, CoverageReport, RunEvidence
+from guard_core.evidence import ingest_coverage as record_coverage
 from guard_core.model import (
-    CoverEdge,
-    RunRecord,
     TestOutcome,
     failure_signature,
     test_function_id,
@@ -42,35 +42,7 @@ Progress = Callable[[int, int], None]
 _SHARED = (SESSION, IMPORT)
 
 
-UNKNOWN_LINE = 0  # "some of its lines": code that ran unseen (plugins' imports), data files
 Executed = dict[str, set[int]]  # region id or data-file path -> lines executed in it
-
-
-@attrs.frozen
-class RunEvidence:
-    """What one pytest run showed: per test, the ids it executed (with their lines) and its
-    outcome."""
-
-    executed: dict[str, dict[str, frozenset[int]]]
-    outcomes: dict[str, TestOutcome]
-    duration_ms: float
-    # per test, the ids it reached only through shared set-up (start-up, first imports)
-    shared_only: dict[str, frozenset[str]] = attrs.field(factory=dict)
-    failures: dict[str, str] = attrs.field(factory=dict)  # node id -> failure signature
-    # tests that started a Python child process: code it ran is not in their evidence
-    spawners: frozenset[str] = frozenset()
-    # doctest items: the code they run lives in docstrings, and reads names no index sees
-    doctests: frozenset[str] = frozenset()
-
-
-@attrs.frozen
-class CoverageReport:
-    tests: int
-    edges: int
-    runs: int
-    flaky: dict[str, float]
-    failed: tuple[str, ...]
-    duration_s: float
 
 
 def _progress_of(out: Path) -> tuple[int, int]:
@@ -296,37 +268,24 @@ def _under(nodeid: str, prefix: str) -> bool:
     return nodeid == prefix or nodeid.startswith((prefix + "::", prefix.rstrip("/") + "/"))
 
 
-def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:
-    """Edges with confidence = share of runs that saw them, and the flaky tests (outcome or
-    executed set varies between runs) with their flake rate. An edge only some runs saw is
-    kept at its lower confidence: the code it reached may be reached again. An edge's lines
-    are every line any run saw; unknown when any run ran the code unseen."""
-    n = len(runs)
-    tests = sorted({t for r in runs for t in r.executed})
-    edges: list[CoverEdge] = []
-    flaky: dict[str, float] = {}
-    for test in tests:
-        ran = [r.executed.get(test, {}) for r in runs]
-        sets = [set(ids) for ids in ran]
-        outcomes = [r.outcomes[test].outcome if test in r.outcomes else "missing" for r in runs]
-        counts: dict[str, int] = defaultdict(int)
-        lines: dict[str, set[int]] = defaultdict(set)
-        for ids in ran:
-            for fid, seen_lines in ids.items():
-                counts[fid] += 1
-                lines[fid] |= seen_lines
-        deviating = sum(1 for s, o in zip(sets, outcomes, strict=True)
-                        if s != sets[0] or o != outcomes[0])  # fmt: skip
-        unstable = deviating > 0
-        if unstable:
-            flaky[test] = round(max(deviating, 1) / n, 4)
-        for fid, seen in sorted(counts.items()):
-            known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
-            shared = all(fid in r.shared_only.get(test, ()) for r in runs
-                         if fid in r.executed.get(test, {}))  # fmt: skip
-            edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
-                                   evidence_count=seen, lines=known, shared=shared))  # fmt: skip
-    return edges, flaky
+@attrs.define
+class CoverageCollector:
+    """Runs pytest under the collector plug-in, in ``python``, and reads what it measured."""
+
+    root: Path
+    python: str
+    pytest_args: Sequence[str] = ()
+    progress: Progress | None = None
+
+    def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
+        def tick(done: int, total: int) -> None:
+            if self.progress and total:
+                self.progress(run * total + done, runs * total)
+
+        with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
+            out = Path(tmp)
+            payload = run_collector(self.root, self.python, self.pytest_args, shard, out, tick)
+            return read_evidence(self.root, out, payload)
 
 
 def ingest_coverage(
@@ -340,49 +299,14 @@ def ingest_coverage(
     progress: Progress | None = None,
     environment: str | None = None,
 ) -> CoverageReport:
+    """The coverage ingest of ``repo`` at HEAD: the static index first (the evidence's ids
+    must match the code that runs), then :func:`guard_core.evidence.ingest_coverage`."""
     root = repo_root(repo)
     sha = head_sha(root)
     started = time.perf_counter()
-    ingest_static(root, store, include_tests=True)  # ids must match the code that runs
-    interpreter = python or sys.executable
-    evidence: list[RunEvidence] = []
-    n = max(1, runs)
-    for i in range(n):
-
-        def tick(done: int, total: int, i: int = i) -> None:
-            if progress and total:
-                progress(i * total + done, n * total)
-
-        with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
-            payload = run_collector(root, interpreter, pytest_args, shard, Path(tmp), tick)
-            evidence.append(read_evidence(root, Path(tmp), payload))
-    if not any(e.executed for e in evidence):
-        raise IngestError(
-            "pytest ran no test; the previous evidence is kept",
-            hint="check the test arguments (--pytest-args)",
-        )
-    edges, flaky = merge_runs(evidence)
-    tests = sorted({t for e in evidence for t in e.executed})
-    store.update_ingest_info(coverage_complete=False)  # until every write below has landed
-    store.write_coverage(edges, sha=sha, tests=tests, replace=True)
-    store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
-    spawners = {t for e in evidence for t in e.spawners}
-    doctests = {t for e in evidence for t in e.doctests}
-    store.set_test_kinds({t: (t in spawners, t in doctests) for t in tests})
-    for e in evidence:
-        store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
-                                   duration_ms=e.duration_ms,
-                                   outcomes=tuple(e.outcomes.values())))  # fmt: skip
-    complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
-    store.update_ingest_info(
-        coverage_sha=sha, coverage_complete=complete, coverage_runs=max(1, runs),
-        environment=environment, python=interpreter,
-        known_failures=json.dumps(evidence[-1].failures), lineage=[],
-    )  # fmt: skip
-    failed = tuple(
-        sorted(t for t, o in evidence[-1].outcomes.items() if o.outcome in ("failed", "error"))
+    ingest_static(root, store, include_tests=True)
+    collector = CoverageCollector(root, python or sys.executable, pytest_args, progress)
+    report = record_coverage(
+        store, collector, sha=sha, runs=runs, shard=shard, environment=environment
     )
-    return CoverageReport(
-        tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
-        duration_s=time.perf_counter() - started,
-    )  # fmt: skip
+    return attrs.evolve(report, duration_s=time.perf_counter() - started)

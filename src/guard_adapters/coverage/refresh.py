@@ -25,13 +25,14 @@ from pathlib import Path
 
 import attrs
 
-from guard_adapters.coverage.ingest import merge_runs, read_evidence, read_payload
+from guard_adapters.coverage.ingest import read_evidence, read_payload
 from guard_adapters.git.diff import read_at
 from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
 from guard_adapters.libcst.index import RawIndex
 from guard_adapters.libcst.ingest import StaticPlan, index_planned, plan_static, write_static
 from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
+from guard_core.evidence import merge_runs
 from guard_core.lines import line_mapping, remap_edge_lines
 from guard_core.logs import get_logger
 from guard_core.model import (

@@ -1,0 +1,123 @@
+"""The coverage ingest as a use case: run the suite under a collector (once, or several times
+to find flaky tests), merge what the runs saw into ``COVERED_BY`` evidence, and write it. The
+evidence base counts as complete only once every write has landed (and, sharded, once every
+shard has)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+
+import attrs
+
+from guard_core.errors import IngestError
+from guard_core.model import CoverEdge, RunRecord, TestOutcome
+from guard_core.ports import Collector, EvidenceWriter
+
+UNKNOWN_LINE = 0  # "some of its lines": code that ran unseen (plugins' imports), data files
+
+
+@attrs.frozen
+class RunEvidence:
+    """What one pytest run showed: per test, the ids it executed (with their lines) and its
+    outcome."""
+
+    executed: dict[str, dict[str, frozenset[int]]]
+    outcomes: dict[str, TestOutcome]
+    duration_ms: float
+    # per test, the ids it reached only through shared set-up (start-up, first imports)
+    shared_only: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    failures: dict[str, str] = attrs.field(factory=dict)  # node id -> failure signature
+    # tests that started a Python child process: code it ran is not in their evidence
+    spawners: frozenset[str] = frozenset()
+    # doctest items: the code they run lives in docstrings, and reads names no index sees
+    doctests: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class CoverageReport:
+    tests: int
+    edges: int
+    runs: int
+    flaky: dict[str, float]
+    failed: tuple[str, ...]
+    duration_s: float
+
+
+def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, float]]:
+    """Edges with confidence = share of runs that saw them, and the flaky tests (outcome or
+    executed set varies between runs) with their flake rate. An edge only some runs saw is
+    kept at its lower confidence: the code it reached may be reached again. An edge's lines
+    are every line any run saw; unknown when any run ran the code unseen."""
+    n = len(runs)
+    tests = sorted({t for r in runs for t in r.executed})
+    edges: list[CoverEdge] = []
+    flaky: dict[str, float] = {}
+    for test in tests:
+        ran = [r.executed.get(test, {}) for r in runs]
+        sets = [set(ids) for ids in ran]
+        outcomes = [r.outcomes[test].outcome if test in r.outcomes else "missing" for r in runs]
+        counts: dict[str, int] = defaultdict(int)
+        lines: dict[str, set[int]] = defaultdict(set)
+        for ids in ran:
+            for fid, seen_lines in ids.items():
+                counts[fid] += 1
+                lines[fid] |= seen_lines
+        deviating = sum(1 for s, o in zip(sets, outcomes, strict=True)
+                        if s != sets[0] or o != outcomes[0])  # fmt: skip
+        if deviating:
+            flaky[test] = round(deviating / n, 4)
+        for fid, seen in sorted(counts.items()):
+            known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
+            shared = all(fid in r.shared_only.get(test, ()) for r in runs
+                         if fid in r.executed.get(test, {}))  # fmt: skip
+            edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
+                                   evidence_count=seen, lines=known, shared=shared))  # fmt: skip
+    return edges, flaky
+
+
+def ingest_coverage(
+    store: EvidenceWriter,
+    collector: Collector,
+    *,
+    sha: str,
+    runs: int = 1,
+    shard: tuple[int, int] | None = None,
+    environment: str | None = None,
+) -> CoverageReport:
+    """Collect ``runs`` times and write the evidence of commit ``sha``; the previous evidence
+    stands (whole) when no run completes."""
+    started = time.perf_counter()
+    n = max(1, runs)
+    evidence = [collector.collect(run=i, runs=n, shard=shard) for i in range(n)]
+    if not any(e.executed for e in evidence):
+        raise IngestError(
+            "pytest ran no test; the previous evidence is kept",
+            hint="check the test arguments (--pytest-args)",
+        )
+    edges, flaky = merge_runs(evidence)
+    tests = sorted({t for e in evidence for t in e.executed})
+    store.update_ingest_info(coverage_complete=False)  # until every write below has landed
+    store.write_coverage(edges, sha=sha, tests=tests, replace=True)
+    store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
+    spawners = {t for e in evidence for t in e.spawners}
+    doctests = {t for e in evidence for t in e.doctests}
+    store.set_test_kinds({t: (t in spawners, t in doctests) for t in tests})
+    for e in evidence:
+        store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
+                                   duration_ms=e.duration_ms,
+                                   outcomes=tuple(e.outcomes.values())))  # fmt: skip
+    complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
+    store.update_ingest_info(
+        coverage_sha=sha, coverage_complete=complete, coverage_runs=n, environment=environment,
+        python=collector.python, known_failures=json.dumps(evidence[-1].failures), lineage=[],
+    )  # fmt: skip
+    last = evidence[-1].outcomes
+    failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
+    return CoverageReport(
+        tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
+        duration_s=time.perf_counter() - started,
+    )  # fmt: skip

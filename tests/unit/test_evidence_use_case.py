@@ -1,0 +1,61 @@
+"""The coverage ingest use case against the in-memory store and a scripted collector."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from guard_core.errors import IngestError
+from guard_core.evidence import RunEvidence, ingest_coverage
+from guard_core.model import IngestInfo, TestOutcome
+from guard_core.testing import FakeStore
+
+T1, T2 = "tests/test_a.py::test_one", "tests/test_a.py::test_two"
+
+
+def _run(executed: dict[str, dict[str, frozenset[int]]], failed: str = "") -> RunEvidence:
+    outcomes = {t: TestOutcome(t, "failed" if t == failed else "passed", 1.0, "") for t in executed}
+    return RunEvidence(executed=executed, outcomes=outcomes, duration_ms=2.0)
+
+
+@attrs.define
+class Scripted:
+    runs: list[RunEvidence]
+    python: str = "/usr/bin/python3"
+    asked: list[tuple[int, int]] = attrs.field(factory=list)
+
+    def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
+        self.asked.append((run, runs))
+        return self.runs[run]
+
+
+def test_two_runs_give_confidence_by_share_and_find_the_flaky_test() -> None:
+    store = FakeStore(info=IngestInfo())
+    first = _run({T1: {"pkg/m.py::f": frozenset({3})}, T2: {"pkg/m.py::g": frozenset({7})}})
+    second = _run({T1: {"pkg/m.py::f": frozenset({3})}, T2: {}}, failed=T2)
+    report = ingest_coverage(store, Scripted([first, second]), sha="abc", runs=2)
+    assert (report.tests, report.runs, report.failed) == (2, 2, (T2,))
+    assert report.flaky == {T2: 0.5}
+    edges = {(e.function, e.test): e.confidence for e in store.edges}
+    assert edges == {("pkg/m.py::f", T1): 1.0, ("pkg/m.py::g", T2): 0.5}
+    assert store.info.coverage_sha == "abc" and store.info.coverage_complete
+    assert store.info.python == "/usr/bin/python3" and len(store.runs) == 2
+
+
+def test_a_run_that_saw_no_test_writes_nothing() -> None:
+    store = FakeStore()
+    before = store.info
+    with pytest.raises(IngestError, match="ran no test"):
+        ingest_coverage(store, Scripted([_run({})]), sha="abc")
+    assert store.info == before and store.edges == []
+
+
+def test_a_shard_leaves_the_base_incomplete_until_every_shard_is_in() -> None:
+    class Sharded(FakeStore):
+        def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+            return False
+
+    store = Sharded(info=IngestInfo())
+    ingest_coverage(store, Scripted([_run({T1: {"pkg/m.py::f": frozenset()}})]), sha="abc",
+                    shard=(1, 2))  # fmt: skip
+    assert store.info.coverage_sha == "abc" and not store.info.coverage_complete
