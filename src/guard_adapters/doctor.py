@@ -24,9 +24,10 @@ def _servers() -> Check:
     servers = running_servers()
     listed = "; ".join(f"{s.data_dir} (pid {s.pid}, {s.rss_mb:.0f} MB)" for s in servers)
     return Check(
-        "embedded servers", True,
+        "embedded servers",
+        True,
         f"{len(servers)} running on this machine" + (f": {listed}" if listed else ""),
-    )  # fmt: skip
+    )
 
 
 def run_checks(repo: Path) -> Iterator[Check]:
@@ -55,9 +56,11 @@ def run_checks(repo: Path) -> Iterator[Check]:
     if ws.settings.config_problems:
         problems = "; ".join(ws.settings.config_problems)
         yield Check(
-            "configuration", False, f"{problems}; the checks below use the defaults",
+            "configuration",
+            False,
+            f"{problems}; the checks below use the defaults",
             "fix pyproject.toml or the GUARD_* variable",
-        )  # fmt: skip
+        )
     else:
         yield Check("configuration", True, "[tool.guard] and GUARD_* read")
     with ws:

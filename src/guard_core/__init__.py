@@ -52,6 +52,7 @@ def __getattr__(name: str) -> Any:
         return getattr(api, name)
     raise AttributeError(f"module 'guard_core' has no attribute {name!r}")
 
+
 __all__ = [
     "ChangeKind",
     "ChangeSet",

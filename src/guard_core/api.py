@@ -140,12 +140,17 @@ class Guard:
             engine = self.engine
         except StoreError as exc:
             return Decision(
-                level=Level.RUN_ALL, trust=0.0, components=TrustComponents(0.0, 0.0, 0.0),
-                tests=(), reasons={}, total_tests=0,
+                level=Level.RUN_ALL,
+                trust=0.0,
+                components=TrustComponents(0.0, 0.0, 0.0),
+                tests=(),
+                reasons={},
+                total_tests=0,
                 overrides=(Override(OverrideKind.STORE, f"graph unavailable: {exc}"),),
                 change_set=ChangeSet(base=base or "HEAD"),
-                skipped_summary="nothing skipped: the whole suite runs", whole_suite=True,
-            )  # fmt: skip
+                skipped_summary="nothing skipped: the whole suite runs",
+                whole_suite=True,
+            )
         return engine.check(base)
 
     def run(

@@ -84,9 +84,13 @@ _ENV = {
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
 _SECONDS = {"store_timeout", "store_query_timeout"}
 _BOOLS = {
-    "use_confidence", "widening", "seed_policy", "plugin_autoload", "line_evidence",
+    "use_confidence",
+    "widening",
+    "seed_policy",
+    "plugin_autoload",
+    "line_evidence",
     "refresh_evidence",
-}  # fmt: skip
+}
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}
 _NAMES = {"store", "slicer", "runner"}

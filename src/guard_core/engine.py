@@ -139,11 +139,18 @@ class Engine:
         tests, whole = self._every_test(cs, self._all_tests())
         reason = "; ".join(o.detail for o in overrides) or "run-all"
         return Decision(
-            level=Level.RUN_ALL, trust=0.0, components=NO_TRUST, tests=tests,
-            reasons={t: (Reason("run-all", reason),) for t in tests}, total_tests=len(tests),
-            overrides=tuple(overrides), change_set=cs, skipped_summary="nothing skipped",
-            elapsed_ms=(time.perf_counter() - started) * 1000, whole_suite=whole,
-        )  # fmt: skip
+            level=Level.RUN_ALL,
+            trust=0.0,
+            components=NO_TRUST,
+            tests=tests,
+            reasons={t: (Reason("run-all", reason),) for t in tests},
+            total_tests=len(tests),
+            overrides=tuple(overrides),
+            change_set=cs,
+            skipped_summary="nothing skipped",
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            whole_suite=whole,
+        )
 
     def _every_test(
         self, cs: ChangeSet, known: Sequence[str], info: IngestInfo | None = None
@@ -155,8 +162,11 @@ class Engine:
         whole = not known or info is None or not info.coverage_complete
         if whole:
             return every_test(cs, known), whole
-        new = [f.path for f in cs.files if f.role is FileRole.SOURCE
-               and f.kind in (FileKind.ADDED, FileKind.RENAMED)]  # fmt: skip
+        new = [
+            f.path
+            for f in cs.files
+            if f.role is FileRole.SOURCE and f.kind in (FileKind.ADDED, FileKind.RENAMED)
+        ]
         try:
             doctests = bool(new) and bool(self.store.doctest_items())
         except Exception:  # cannot tell: the whole suite
@@ -193,11 +203,16 @@ class Engine:
         if cs.is_empty and not pre:
             total = len(self._all_tests())
             return Decision(
-                level=Level.SUBSET, trust=1.0, components=TrustComponents(1.0, 1.0, 0.0),
-                tests=(), reasons={}, total_tests=total, change_set=cs,
+                level=Level.SUBSET,
+                trust=1.0,
+                components=TrustComponents(1.0, 1.0, 0.0),
+                tests=(),
+                reasons={},
+                total_tests=total,
+                change_set=cs,
                 skipped_summary=f"no changes against {cs.base[:12]}: nothing to run",
                 elapsed_ms=(time.perf_counter() - started) * 1000,
-            )  # fmt: skip
+            )
         s = self.settings
         floor = s.min_confidence
         judged = [judged_id(r) for r in cs.regions if needs_evidence(r)]
@@ -214,17 +229,27 @@ class Engine:
         # no edges prove a function unexercised only where its module ran under measurement:
         # a module never imported in-process may run in a child process or from site-packages
         imported = {m for m in modules if m in known and not known[m].no_evidence}
-        unexercised = {f for f, fact in facts.items() if fact.no_evidence and complete
-                       and module_region(split_id(f)[0]) in imported}  # fmt: skip
+        unexercised = {
+            f
+            for f, fact in facts.items()
+            if fact.no_evidence and complete and module_region(split_id(f)[0]) in imported
+        }
         if complete:
             unexercised |= {d for d in data if not evidence.get(d)}
         data_input = PolicyInput(
-            change_set=cs, evidence=evidence, facts=facts, unexercised=frozenset(unexercised),
-            head_sha=cs.base, ingest=info, seed_policy=s.seed_policy,
-            use_confidence=s.use_confidence, widening=s.widening,
-            subset_threshold=s.subset_threshold, medium_threshold=s.medium_threshold,
+            change_set=cs,
+            evidence=evidence,
+            facts=facts,
+            unexercised=frozenset(unexercised),
+            head_sha=cs.base,
+            ingest=info,
+            seed_policy=s.seed_policy,
+            use_confidence=s.use_confidence,
+            widening=s.widening,
+            subset_threshold=s.subset_threshold,
+            medium_threshold=s.medium_threshold,
             environment_changed=env_changed,
-        )  # fmt: skip
+        )
         vote = _widest(self._votes(data_input))
         hard = hard_overrides(data_input)  # applied whatever the policies voted
         level = Level.RUN_ALL if pre or forces_run_all(hard) else vote.level
@@ -232,8 +257,9 @@ class Engine:
         selection.overrides.extend(pre)
         # recorded lines are base-side lines only when the diff starts at the evidence commit
         lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
-        open_classes = frozenset(r.owner_class for r in cs.regions
-                                 if r.open_class and r.owner_class)  # fmt: skip
+        open_classes = frozenset(
+            r.owner_class for r in cs.regions if r.open_class and r.owner_class
+        )
         for region in cs.regions:
             self._select_region(region, evidence, selection, lines_apply, open_classes)
         if not s.seed_policy and any(f.role in TEST_ROLES for f in cs.files):
@@ -269,12 +295,18 @@ class Engine:
                         "spawns-python", "starts a Python child process whose code is unmeasured"
                     ),
                 )
-        bodies = [judged_id(r) for r in cs.regions
-                  if r.region is RegionKind.FUNCTION and needs_evidence(r)]  # fmt: skip
+        bodies = [
+            judged_id(r)
+            for r in cs.regions
+            if r.region is RegionKind.FUNCTION and needs_evidence(r)
+        ]
         if not s.seed_policy:
-            select_memoised_callers(self.store, [r for r in cs.regions if r.region is
-                                    RegionKind.FUNCTION and needs_evidence(r)], selection,
-                                    s.min_confidence)  # fmt: skip
+            select_memoised_callers(
+                self.store,
+                [r for r in cs.regions if r.region is RegionKind.FUNCTION and needs_evidence(r)],
+                selection,
+                s.min_confidence,
+            )
         if bodies:
             selection.add_edges(self.store.repair_tests_of_callees(bodies), "repaired-callee")
         if s.widening:
@@ -291,11 +323,14 @@ class Engine:
         all_tests = self._all_tests()
         whole = False
         if level is Level.RUN_ALL:
-            why = "; ".join(o.detail for o in overrides) or f"trust {vote.trust:.2f} < "\
-                f"{s.medium_threshold}"  # fmt: skip
+            why = (
+                "; ".join(o.detail for o in overrides)
+                or f"trust {vote.trust:.2f} < {s.medium_threshold}"
+            )
             everything, whole = self._every_test(cs, all_tests, info)
-            selection.reasons = defaultdict(list, {t: selection.reasons.get(t, [])
-                                                    for t in everything})  # fmt: skip
+            selection.reasons = defaultdict(
+                list, {t: selection.reasons.get(t, []) for t in everything}
+            )
             for test in everything:
                 selection.add(test, Reason("run-all", why))
         else:
@@ -304,16 +339,26 @@ class Engine:
         gone = gone_tests(cs.regions, cs.files)
         whole_files = {t for t in selection.reasons if "::" not in t}
         # a file and ids inside it in one pytest call run only the ids: keep the file
-        tests = tuple(sorted(t for t in selection.reasons if exists(t, gone)
-                             and ("::" not in t or split_id(t)[0] not in whole_files)))  # fmt: skip
+        tests = tuple(
+            sorted(
+                t
+                for t in selection.reasons
+                if exists(t, gone) and ("::" not in t or split_id(t)[0] not in whole_files)
+            )
+        )
         decision = Decision(
-            level=level, trust=vote.trust, components=vote.components, tests=tests,
+            level=level,
+            trust=vote.trust,
+            components=vote.components,
+            tests=tests,
             reasons={t: tuple(selection.reasons[t]) for t in tests},
-            total_tests=max(len(all_tests), len(tests)), overrides=tuple(overrides),
+            total_tests=max(len(all_tests), len(tests)),
+            overrides=tuple(overrides),
             change_set=cs,
             skipped_summary=self._skipped(len(all_tests), len(tests), info, level),
-            elapsed_ms=(time.perf_counter() - started) * 1000, whole_suite=whole,
-        )  # fmt: skip
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            whole_suite=whole,
+        )
         return self._adjust(decision, data_input)
 
     def _votes(self, data: PolicyInput) -> list[Vote]:
@@ -410,21 +455,35 @@ class Engine:
                     self._importers(region.file, selection, "import-time-code", region.id)
                 return
             # a memo function's stored results were computed by lines its readers never ran
-            localised = lines_apply and region.hunks and not region.definition_changed \
-                and not region.memo  # fmt: skip
+            localised = (
+                lines_apply and region.hunks and not region.definition_changed and not region.memo
+            )
             same_code = region.docstring_only or (  # a docstring runs in no call; a rename
-                region.kind is ChangeKind.RENAMED and not region.body_changed  # runs the same
-                and not region.side_effects)  # fmt: skip
+                region.kind is ChangeKind.RENAMED
+                and not region.body_changed  # runs the same
+                and not region.side_effects
+            )
             covered = not (refined and same_code)
             if covered:
                 selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
             if region.definition_changed and refined and region.names:
                 # its callers are in its evidence when all of it is selected
-                calls_seen = frozenset(region.names) if covered and own and not localised \
-                    and region.calls_through else frozenset()  # fmt: skip
-                select_readers(self.store, region.names, evidence, selection, region.id,
-                               s.min_confidence, open_classes, calls_seen,
-                               region.rebinds)  # fmt: skip
+                calls_seen = (
+                    frozenset(region.names)
+                    if covered and own and not localised and region.calls_through
+                    else frozenset()
+                )
+                select_readers(
+                    self.store,
+                    region.names,
+                    evidence,
+                    selection,
+                    region.id,
+                    s.min_confidence,
+                    open_classes,
+                    calls_seen,
+                    region.rebinds,
+                )
             if region.side_effects or (region.definition_changed and not refined):
                 self._importers(region.file, selection, "import-time-code", region.id)
             return
@@ -435,8 +494,9 @@ class Engine:
             if region.kind is ChangeKind.ADDED or not own:
                 self._importers(region.file, selection, "import-time-code", region.id)
             return
-        select_readers(self.store, region.names, evidence, selection, region.id,
-                       s.min_confidence, open_classes)  # fmt: skip
+        select_readers(
+            self.store, region.names, evidence, selection, region.id, s.min_confidence, open_classes
+        )
 
     def _doctests(self, cs: ChangeSet, selection: Selection) -> None:
         """Doctest items read values through their namespace, which no index sees: a changed
@@ -444,8 +504,11 @@ class Engine:
         doctests of its file (the docstring may be one). Calls they make are in evidence."""
         values = any(r.names and r.region is not RegionKind.FUNCTION for r in cs.regions)
         docs = {r.file for r in cs.regions if r.doc_changed}
-        docs |= {f.path for f in cs.files if f.role is FileRole.SOURCE
-                 and f.kind in (FileKind.ADDED, FileKind.RENAMED)}  # fmt: skip
+        docs |= {
+            f.path
+            for f in cs.files
+            if f.role is FileRole.SOURCE and f.kind in (FileKind.ADDED, FileKind.RENAMED)
+        }
         if not values and not docs:
             return
         items = self.store.doctest_items()

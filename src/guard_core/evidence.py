@@ -66,16 +66,26 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
             for fid, seen_lines in ids.items():
                 counts[fid] += 1
                 lines[fid] |= seen_lines
-        deviating = sum(1 for s, o in zip(sets, outcomes, strict=True)
-                        if s != sets[0] or o != outcomes[0])  # fmt: skip
+        deviating = sum(
+            1 for s, o in zip(sets, outcomes, strict=True) if s != sets[0] or o != outcomes[0]
+        )
         if deviating:
             flaky[test] = round(deviating / n, 4)
         for fid, seen in sorted(counts.items()):
             known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
-            shared = all(fid in r.shared_only.get(test, ()) for r in runs
-                         if fid in r.executed.get(test, {}))  # fmt: skip
-            edges.append(CoverEdge(function=fid, test=test, confidence=seen / n,
-                                   evidence_count=seen, lines=known, shared=shared))  # fmt: skip
+            shared = all(
+                fid in r.shared_only.get(test, ()) for r in runs if fid in r.executed.get(test, {})
+            )
+            edges.append(
+                CoverEdge(
+                    function=fid,
+                    test=test,
+                    confidence=seen / n,
+                    evidence_count=seen,
+                    lines=known,
+                    shared=shared,
+                )
+            )
     return edges, flaky
 
 
@@ -107,17 +117,32 @@ def ingest_coverage(
     doctests = {t for e in evidence for t in e.doctests}
     store.set_test_kinds({t: (t in spawners, t in doctests) for t in tests})
     for e in evidence:
-        store.record_run(RunRecord(id=uuid.uuid4().hex, timestamp=time.time(), commit_sha=sha,
-                                   duration_ms=e.duration_ms,
-                                   outcomes=tuple(e.outcomes.values())))  # fmt: skip
+        store.record_run(
+            RunRecord(
+                id=uuid.uuid4().hex,
+                timestamp=time.time(),
+                commit_sha=sha,
+                duration_ms=e.duration_ms,
+                outcomes=tuple(e.outcomes.values()),
+            )
+        )
     complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
     store.update_ingest_info(
-        coverage_sha=sha, coverage_complete=complete, coverage_runs=n, environment=environment,
-        python=collector.python, known_failures=json.dumps(evidence[-1].failures), lineage=[],
-    )  # fmt: skip
+        coverage_sha=sha,
+        coverage_complete=complete,
+        coverage_runs=n,
+        environment=environment,
+        python=collector.python,
+        known_failures=json.dumps(evidence[-1].failures),
+        lineage=[],
+    )
     last = evidence[-1].outcomes
     failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
     return CoverageReport(
-        tests=len(tests), edges=len(edges), runs=len(evidence), flaky=flaky, failed=failed,
+        tests=len(tests),
+        edges=len(edges),
+        runs=len(evidence),
+        flaky=flaky,
+        failed=failed,
         duration_s=time.perf_counter() - started,
-    )  # fmt: skip
+    )

@@ -62,8 +62,7 @@ def hard_overrides(data: PolicyInput) -> list[Override]:
                 "environment files changed: " + ", ".join(sorted(env_files)),
             )
         )
-    data_paths = [p for f in cs.files if f.role is FileRole.DATA
-                  for p in (f.path, f.old_path) if p]  # fmt: skip
+    data_paths = [p for f in cs.files if f.role is FileRole.DATA for p in (f.path, f.old_path) if p]
     for fid in [*judged_ids(data), *data_paths]:
         if data.evidence.get(fid):
             continue

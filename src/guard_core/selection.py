@@ -79,7 +79,9 @@ def _reads(ref: str, names: set[str]) -> bool:
 
 
 def _follow_import_time_reads(
-    store: GraphStore, readers: dict[str, tuple[str, str, str]], names: set[str],
+    store: GraphStore,
+    readers: dict[str, tuple[str, str, str]],
+    names: set[str],
     may_fail: bool = False,
 ) -> tuple[set[str], dict[str, str]]:
     """Module and class bodies that read ``names`` while importing: the names their reading
@@ -122,7 +124,9 @@ def _in_tests(function_id: str) -> bool:
 
 
 def _readers(
-    store: GraphStore, names: set[str], open_classes: frozenset[str] = frozenset(),
+    store: GraphStore,
+    names: set[str],
+    open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str, str, str]]:
     """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
@@ -148,8 +152,11 @@ def _readers(
     """
     stars = {f"{_parent(n)}.*" for n in names if "." in n}  # `from m import *` readers
     rows = store.readers_of(names | stars)
-    holders = {ref for _, _, _, ref in rows if ref not in names and ref not in stars
-               and not any(ref.startswith(n + ".") for n in names)}  # fmt: skip
+    holders = {
+        ref
+        for _, _, _, ref in rows
+        if ref not in names and ref not in stars and not any(ref.startswith(n + ".") for n in names)
+    }
     parents = {_parent(n) for n in names if "." in n}
     modules = store.modules_among(holders | parents)
     classes = store.classes_among((holders | parents) - modules)
@@ -159,26 +166,35 @@ def _readers(
     wanted = {n.rpartition(".")[2] for n in names if _parent(n) in owners}
     # ``x.name(...)`` reaches a changed function's body, in its evidence; any other callee
     # (a data attribute holding a callable, a function without evidence) is judged here
-    wanted |= {n.rpartition(".")[2] + "()" for n in names
-               if _parent(n) in owners and n not in called_in_evidence}  # fmt: skip
+    wanted |= {
+        n.rpartition(".")[2] + "()"
+        for n in names
+        if _parent(n) in owners and n not in called_in_evidence
+    }
     called = {_parent(n) for n in names if not n.endswith(".__doc__")}  # calls may notice
     # test code holding ``obj.f`` (``pytest.raises(TypeError)`` around a call) for a changed
     # signature of ``f``: it may call it wrongly on purpose, which runs none of its body
     held_by_tests = {f.rpartition(".")[2] for f in functions & called} - wanted
-    attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests \
-        else []  # fmt: skip
+    attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests else []
     indexed = attr_rows is not None
     star = {fid for fid, a in attr_rows or () if a == "*"}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
     # Python reads dunders implicitly (__slots__, __eq__, __init__): every holder reads them
-    implicit = {_parent(n) for n in names if n.rpartition(".")[2].startswith("__")
-                and not n.endswith(".__doc__")}  # fmt: skip
-    dropped = held_modules | (((classes - open_classes) | functions) - implicit
-                              if indexed else set())  # fmt: skip
+    implicit = {
+        _parent(n)
+        for n in names
+        if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
+    }
+    dropped = held_modules | (
+        ((classes - open_classes) | functions) - implicit if indexed else set()
+    )
     tests_code = {row[0] for row in rows if row[3] in functions & called and _in_tests(row[0])}
-    out = [row for row in rows if row[3] not in dropped or row[0] in dynamic
-           or row[0] in star or row[0] in tests_code]  # fmt: skip
+    out = [
+        row
+        for row in rows
+        if row[3] not in dropped or row[0] in dynamic or row[0] in star or row[0] in tests_code
+    ]
     known = {row[0] for row in out}
     # data attributes: code reading by computed names may read them; a method it reads so
     # it calls, which its own evidence shows
@@ -216,14 +232,18 @@ def select_readers(
         seen |= pending
         plain: dict[str, str] = {}
         bodies: dict[str, tuple[str, str, str]] = {}
-        for fid, qualname, dotted, ref in _readers(store, pending, open_classes,
-                                                   called_in_evidence):
+        for fid, qualname, dotted, ref in _readers(
+            store, pending, open_classes, called_in_evidence
+        ):
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)
             else:
                 plain[fid] = ref
-        follow, wide = _follow_import_time_reads(store, bodies, pending, rebinds and rounds == 1) \
-            if bodies else (set(), {})  # fmt: skip
+        follow, wide = (
+            _follow_import_time_reads(store, bodies, pending, rebinds and rounds == 1)
+            if bodies
+            else (set(), {})
+        )
         plain |= wide
         missing = [f for f in plain if f not in evidence]
         extra = store.tests_covering(missing, min_confidence) if missing else []
@@ -286,8 +306,11 @@ def needs_evidence(region: ChangedRegion) -> bool:
 
 def new_test_files(cs: ChangeSet) -> list[str]:
     """Test modules the graph cannot know yet: run them as files."""
-    return sorted(f.path for f in cs.files if f.collects and f.kind is not FileKind.DELETED
-                  and f.kind is not FileKind.MODIFIED)  # fmt: skip
+    return sorted(
+        f.path
+        for f in cs.files
+        if f.collects and f.kind is not FileKind.DELETED and f.kind is not FileKind.MODIFIED
+    )
 
 
 def every_test(
@@ -296,8 +319,13 @@ def every_test(
     """Every test of the suite for a run-all: the known tests, with the tests of changed test
     modules (and of ``extra_files``) replaced by their file, so new tests in them run, and
     deleted modules left out."""
-    gone = {p for f in cs.files if f.collects or f.kind is FileKind.DELETED
-            for p in (f.path, f.old_path) if p} | set(extra_files)  # fmt: skip
+    gone = {
+        p
+        for f in cs.files
+        if f.collects or f.kind is FileKind.DELETED
+        for p in (f.path, f.old_path)
+        if p
+    } | set(extra_files)
     files = {f.path for f in cs.files if f.collects and f.kind is not FileKind.DELETED}
     files |= set(extra_files)
     kept = {t for t in known if split_id(t)[0] not in gone}
@@ -308,15 +336,22 @@ _MEMO_HOPS = 3
 
 
 def select_memoised_callers(
-    store: GraphStore, regions: Iterable[ChangedRegion], selection: Selection,
+    store: GraphStore,
+    regions: Iterable[ChangedRegion],
+    selection: Selection,
     min_confidence: float,
-) -> None:  # fmt: skip
+) -> None:
     """A function that serves results it stored earlier (``memo``) hides the code that
     computed them from every later call that finds the entry, in this test or a later one: a
     change in code it reaches through calls selects every test that called it, hit or miss."""
     changed = [judged_id(r) for r in regions]
     memo = store.memo_callers(changed, _MEMO_HOPS) if changed else {}
     for e in store.covering_tests(sorted(memo), min_confidence, lines=False):
-        selection.add(e.test, Reason(
-            "memoised-caller", f"{e.function} may serve what {memo[e.function]} computed",
-            e.confidence))  # fmt: skip
+        selection.add(
+            e.test,
+            Reason(
+                "memoised-caller",
+                f"{e.function} may serve what {memo[e.function]} computed",
+                e.confidence,
+            ),
+        )

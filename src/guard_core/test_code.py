@@ -27,12 +27,26 @@ from guard_core.model import (
 
 PYTEST_NAMES = frozenset(
     {
-        "setup_module", "teardown_module", "setup_function", "teardown_function",
-        "setup_method", "teardown_method", "setup_class", "teardown_class", "setup",
-        "teardown", "setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule",
-        "tearDownModule", "asyncSetUp", "asyncTearDown",
+        "setup_module",
+        "teardown_module",
+        "setup_function",
+        "teardown_function",
+        "setup_method",
+        "teardown_method",
+        "setup_class",
+        "teardown_class",
+        "setup",
+        "teardown",
+        "setUp",
+        "tearDown",
+        "setUpClass",
+        "tearDownClass",
+        "setUpModule",
+        "tearDownModule",
+        "asyncSetUp",
+        "asyncTearDown",
     }
-)  # fmt: skip
+)
 """Functions pytest or unittest call by name in a test module."""
 
 
@@ -64,9 +78,7 @@ def test_code_reasons(
     defined: dict[str, set[str]] = {}  # file -> qualnames of changed functions and classes
     for r in regions:
         if r.region is not RegionKind.MODULE:
-            defined.setdefault(r.file, set()).add(
-                split_id(r.id)[1].removesuffix(f".{CLASS_BODY}")
-            )
+            defined.setdefault(r.file, set()).add(split_id(r.id)[1].removesuffix(f".{CLASS_BODY}"))
     out: list[tuple[str, Reason]] = []
     for region in regions:
         file = files.get(region.file)

@@ -68,16 +68,21 @@ class FakeStore:
     def write_files(self, files: Sequence[FileIndex]) -> None: ...
     def remove_files(self, paths: Iterable[str]) -> None: ...
 
-    def write_coverage(self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str],
-                       replace: bool) -> None:  # fmt: skip
+    def write_coverage(
+        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+    ) -> None:
         self.edges.extend(edges)
 
     def set_flake_rates(self, rates: dict[str, float]) -> None: ...
     def set_test_kinds(self, kinds: dict[str, tuple[bool, bool]]) -> None:
-        self.spawners = sorted({*self.spawners, *(t for t, (s, _) in kinds.items() if s)}
-                               - {t for t, (s, _) in kinds.items() if not s})  # fmt: skip
-        self.doctests = sorted({*self.doctests, *(t for t, (_, d) in kinds.items() if d)}
-                               - {t for t, (_, d) in kinds.items() if not d})  # fmt: skip
+        self.spawners = sorted(
+            {*self.spawners, *(t for t, (s, _) in kinds.items() if s)}
+            - {t for t, (s, _) in kinds.items() if not s}
+        )
+        self.doctests = sorted(
+            {*self.doctests, *(t for t, (_, d) in kinds.items() if d)}
+            - {t for t, (_, d) in kinds.items() if not d}
+        )
 
     def spawning_tests(self) -> list[str]:
         self._check()
@@ -100,8 +105,10 @@ class FakeStore:
         if self.attributes is None:
             return None
         wanted = {*names, "*"}
-        return [(f, a) for f, attrs_ in sorted(self.attributes.items()) for a in attrs_
-                if a in wanted]  # fmt: skip
+        return [
+            (f, a) for f, attrs_ in sorted(self.attributes.items()) for a in attrs_ if a in wanted
+        ]
+
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
         return True
 
@@ -110,17 +117,20 @@ class FakeStore:
     def mark_unproven(self, function_ids: Iterable[str]) -> None: ...
     def clear_unproven(self) -> None: ...
 
-    def covering_tests(self, function_ids: Iterable[str], min_confidence: float = 0.0,
-                       lines: bool = True) -> list[CoverEdge]:  # fmt: skip
+    def covering_tests(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
+    ) -> list[CoverEdge]:
         self._check()
         ids = set(function_ids)
         return [e for e in self.edges if e.function in ids and e.confidence >= min_confidence]
 
-    def tests_covering(self, function_ids: Iterable[str], min_confidence: float = 0.0,
-                       per_test: int = 3) -> list[CoverEdge]:  # fmt: skip
+    def tests_covering(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, per_test: int = 3
+    ) -> list[CoverEdge]:
         kept: dict[str, list[CoverEdge]] = {}
-        for e in sorted(self.covering_tests(function_ids, min_confidence),
-                        key=lambda e: -e.confidence):  # fmt: skip
+        for e in sorted(
+            self.covering_tests(function_ids, min_confidence), key=lambda e: -e.confidence
+        ):
             kept.setdefault(e.test, [])
             if len(kept[e.test]) < per_test:
                 kept[e.test].append(e)
@@ -136,8 +146,9 @@ class FakeStore:
         self._check()
         return {i: self.functions[i] for i in ids if i in self.functions}
 
-    def repair_tests_of_callees(self, function_ids: Iterable[str], hops: int = 3
-                                ) -> list[CoverEdge]:  # fmt: skip
+    def repair_tests_of_callees(
+        self, function_ids: Iterable[str], hops: int = 3
+    ) -> list[CoverEdge]:
         return []
 
     def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
@@ -172,9 +183,9 @@ class FakeStore:
             (fid, split_id(fid)[1], "", ref)
             for fid, refs in sorted(self.refs.items())
             for ref in refs
-            if ref in wanted or any(ref.startswith(n + ".") or n.startswith(ref + ".")
-                                    for n in wanted)
-        ]  # fmt: skip
+            if ref in wanted
+            or any(ref.startswith(n + ".") or n.startswith(ref + ".") for n in wanted)
+        ]
 
     def functions_named(self, name: str) -> list[str]:
         return []

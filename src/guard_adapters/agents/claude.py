@@ -33,10 +33,18 @@ def tree_fingerprint(repo: Path) -> str:
     """A hash of the working tree's difference from HEAD, untracked files included."""
     digest = hashlib.sha256()
     for args in (
-        ["diff", *DIFF_FLAGS, "--binary", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/",
-         "HEAD", "--"],
+        [
+            "diff",
+            *DIFF_FLAGS,
+            "--binary",
+            "--no-renames",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
+            "HEAD",
+            "--",
+        ],
         ["ls-files", "-z", "--others", "--exclude-standard"],
-    ):  # fmt: skip
+    ):
         out = git(repo, *args, check=False, binary=True)
         assert isinstance(out, bytes)
         digest.update(out)

@@ -81,8 +81,11 @@ def init(repo: Path, agents: tuple[str, ...], python: str | None) -> None:
     for line in report.failed:
         click.secho(f"  failed: {line}", fg="red", err=True)
     if report.failed:
-        click.echo("next: fix the above and run `guard init` again; until then every check "
-                   "runs the whole suite", err=True)  # fmt: skip
+        click.echo(
+            "next: fix the above and run `guard init` again; until then every check "
+            "runs the whole suite",
+            err=True,
+        )
         sys.exit(2)
     click.echo("next: edit code, then `guard check` (what would run) or `guard run`")
 

@@ -27,9 +27,14 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 
     console = Console(stderr=True)
     with Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
-    ) as bar:  # fmt: skip
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
         task = bar.add_task(label, total=None)
 
         def update(done: int, total: int) -> None:
@@ -95,18 +100,37 @@ def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
 
     cs = GitSlicer().slice(repo.resolve(), base)
     if as_json:
-        emit_json({
-            "schema": "guard.changes/1",
-            "base": cs.base,
-            "files": [{"path": f.path, "kind": f.kind.value, "role": f.role.value,
-                       "old_path": f.old_path, "binary": f.binary} for f in cs.files],
-            "regions": [{"id": r.id, "kind": r.kind.value, "region": r.region.value,
-                         "old_id": r.old_id, "body_changed": r.body_changed,
-                         "definition_changed": r.definition_changed, "names": list(r.names),
-                         "side_effects": r.side_effects, "dynamic_dispatch": r.dynamic_dispatch}
-                        for r in cs.regions],
-            "problems": list(cs.problems),
-        })  # fmt: skip
+        emit_json(
+            {
+                "schema": "guard.changes/1",
+                "base": cs.base,
+                "files": [
+                    {
+                        "path": f.path,
+                        "kind": f.kind.value,
+                        "role": f.role.value,
+                        "old_path": f.old_path,
+                        "binary": f.binary,
+                    }
+                    for f in cs.files
+                ],
+                "regions": [
+                    {
+                        "id": r.id,
+                        "kind": r.kind.value,
+                        "region": r.region.value,
+                        "old_id": r.old_id,
+                        "body_changed": r.body_changed,
+                        "definition_changed": r.definition_changed,
+                        "names": list(r.names),
+                        "side_effects": r.side_effects,
+                        "dynamic_dispatch": r.dynamic_dispatch,
+                    }
+                    for r in cs.regions
+                ],
+                "problems": list(cs.problems),
+            }
+        )
         return
     for f in cs.files:
         click.echo(f"{f.kind.value:9} {f.role.value:11} {f.path}")
@@ -164,15 +188,30 @@ def ingest_coverage_cmd(
             from guard_adapters.pytest.environment import fingerprint
 
             interpreter = python or ws.settings.python
-            report = ingest_coverage(ws.settings.repo, ws.store, runs=runs, python=interpreter,
-                                     pytest_args=args, shard=shard_pair, progress=update,
-                                     environment=fingerprint(interpreter))  # fmt: skip
+            report = ingest_coverage(
+                ws.settings.repo,
+                ws.store,
+                runs=runs,
+                python=interpreter,
+                pytest_args=args,
+                shard=shard_pair,
+                progress=update,
+                environment=fingerprint(interpreter),
+            )
         stats = ws.store.stats()
     if as_json:
-        emit_json({"schema": "guard.ingest-coverage/1", "tests": report.tests,
-                   "edges": report.edges, "runs": report.runs, "flaky": report.flaky,
-                   "failed": list(report.failed), "elapsed_s": round(report.duration_s, 3),
-                   **stats.as_dict()})  # fmt: skip
+        emit_json(
+            {
+                "schema": "guard.ingest-coverage/1",
+                "tests": report.tests,
+                "edges": report.edges,
+                "runs": report.runs,
+                "flaky": report.flaky,
+                "failed": list(report.failed),
+                "elapsed_s": round(report.duration_s, 3),
+                **stats.as_dict(),
+            }
+        )
         return
     click.echo(
         f"{report.tests} tests, {report.edges} COVERED_BY edges from {report.runs} run(s) "
@@ -350,9 +389,18 @@ def covering_tests_cmd(function_id: str, repo: Path, as_json: bool) -> None:
     with open_guard(repo, read_only=True) as g:
         edges = g.covering_tests(function_id)
     if as_json:
-        emit_json([{"test": e.test, "confidence": e.confidence, "source": e.source,
-                    "evidence_count": e.evidence_count, "last_verified_sha": e.last_verified_sha}
-                   for e in edges])  # fmt: skip
+        emit_json(
+            [
+                {
+                    "test": e.test,
+                    "confidence": e.confidence,
+                    "source": e.source,
+                    "evidence_count": e.evidence_count,
+                    "last_verified_sha": e.last_verified_sha,
+                }
+                for e in edges
+            ]
+        )
         return
     for e in edges:
         click.echo(f"{e.confidence:.2f}  {e.source:11} {e.test}")

@@ -130,8 +130,13 @@ def ask_worker(argv: list[str]) -> tuple[int, str, str] | None:
     if state is None:
         return None
     env = {k: v for k, v in os.environ.items() if k.startswith("GUARD_")}
-    request = {"argv": argv, "cwd": cwd, "env": env, "stamp": code_stamp(),
-               "environment": environment_stamp()}  # fmt: skip
+    request = {
+        "argv": argv,
+        "cwd": cwd,
+        "env": env,
+        "stamp": code_stamp(),
+        "environment": environment_stamp(),
+    }
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(0.5)
@@ -159,9 +164,13 @@ def start_worker(argv: list[str]) -> None:
     try:
         subprocess.Popen(
             [sys.executable, "-m", "guard_adapters.cli.worker", state],
-            cwd=os.path.dirname(state), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
-        )  # fmt: skip
+            cwd=os.path.dirname(state),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
     except OSError:
         return
 

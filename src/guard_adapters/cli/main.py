@@ -114,4 +114,3 @@ def doctor(repo: Path) -> None:
 
 def main() -> None:
     guard(prog_name="guard")
-

@@ -36,9 +36,14 @@ from guard_adapters.cli.fast import (
 _POLL_S = 0.5
 _LOCK_TRIES = 20
 _WARM = (
-    "guard_adapters.cli.main", "guard_adapters.workspace", "guard_adapters.falkordb.store",
-    "guard_adapters.python.slicer", "guard_core.engine", "guard_core.policy", "rich.table",
-)  # fmt: skip
+    "guard_adapters.cli.main",
+    "guard_adapters.workspace",
+    "guard_adapters.falkordb.store",
+    "guard_adapters.python.slicer",
+    "guard_core.engine",
+    "guard_core.policy",
+    "rich.table",
+)
 
 
 class Worker:

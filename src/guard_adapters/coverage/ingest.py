@@ -58,28 +58,40 @@ def _progress_of(out: Path) -> tuple[int, int]:
 
 
 def run_collector(
-    root: Path, python: str, pytest_args: Sequence[str], shard: tuple[int, int] | None,
-    out: Path, progress: Progress | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    root: Path,
+    python: str,
+    pytest_args: Sequence[str],
+    shard: tuple[int, int] | None,
+    out: Path,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Run pytest once under the collector plugin; return its ``tests.json`` payload."""
     plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
     env = {
         **os.environ,
         "GUARD_REPO": str(root),
         "GUARD_COLLECT_OUT": str(out),
-        "PYTHONPATH": os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH"))
-                                      if p),
+        "PYTHONPATH": os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p),
         "PYTHONDONTWRITEBYTECODE": "1",
-    }  # fmt: skip
-    cmd = [python, "-m", "pytest", "-p", "guard_adapters.pytest.collector", "-p",
-           "no:cacheprovider", "-q", "--no-header", *pytest_args]  # fmt: skip
+    }
+    cmd = [
+        python,
+        "-m",
+        "pytest",
+        "-p",
+        "guard_adapters.pytest.collector",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--no-header",
+        *pytest_args,
+    ]
     if shard:
         cmd.append(f"--guard-shard={shard[0]}/{shard[1]}")
     log = out / "pytest.log"
     try:
         with open(log, "w+b") as sink:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=sink,
-                                    stderr=subprocess.STDOUT)  # fmt: skip
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=sink, stderr=subprocess.STDOUT)
             try:
                 while proc.poll() is None:
                     if progress:
@@ -111,8 +123,13 @@ def run_collector(
 def read_payload(out: Path) -> dict[str, Any]:
     """The collector's ``tests-*.json`` files in ``out`` (the main process and every
     pytest-xdist worker), merged."""
-    payload: dict[str, Any] = {"tests": {}, "opened": {}, "preloaded": [], "spawned": [],
-                               "consumed": {}}  # fmt: skip
+    payload: dict[str, Any] = {
+        "tests": {},
+        "opened": {},
+        "preloaded": [],
+        "spawned": [],
+        "consumed": {},
+    }
     for result in sorted(out.glob("tests-*.json")):
         part = json.loads(result.read_text(encoding="utf-8"))
         payload["tests"].update(part.get("tests", {}))
@@ -201,9 +218,13 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     total_ms = 0.0
     for nodeid, info in payload.get("tests", {}).items():
         tid = test_function_id(nodeid)
-        if everyone_spawns or nodeid in spawned or spawned.intersection(
-            info.get("fixtures", ())) or any(
-            ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT):]) for ctx in spawned
+        if (
+            everyone_spawns
+            or nodeid in spawned
+            or spawned.intersection(info.get("fixtures", ()))
+            or any(
+                ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT) :]) for ctx in spawned
+            )
         ):
             spawners.add(tid)
         if info.get("doctest"):
@@ -229,15 +250,16 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         shared_only[tid] = frozenset(shared.keys() - mine.keys())
         _merge(mine, shared)
     return RunEvidence(
-        executed={t: {rid: frozenset(lines) for rid, lines in ran.items()}
-                  for t, ran in executed.items()},
+        executed={
+            t: {rid: frozenset(lines) for rid, lines in ran.items()} for t, ran in executed.items()
+        },
         outcomes=outcomes,
         duration_ms=total_ms,
         shared_only=shared_only,
         failures=failures,
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
-    )  # fmt: skip
+    )
 
 
 def _charge_memo_fills(

@@ -74,8 +74,11 @@ class Session:
     def failures_after(self, result: RunResult, ran: Iterable[str]) -> dict[str, str]:
         """The known failures at the new base: those of this run, and (when only some tests
         ran) the base's failures of the tests that did not run."""
-        now = {o.test: failure_signature(o.message)
-               for o in result.record.outcomes if o.outcome in _FAILED}  # fmt: skip
+        now = {
+            o.test: failure_signature(o.message)
+            for o in result.record.outcomes
+            if o.outcome in _FAILED
+        }
         if self.full:
             return now
         ran_ids = set(ran)
@@ -107,9 +110,17 @@ class CoverageRefresher:
         pool = ThreadPoolExecutor(max_workers=1)  # pytest runs in another process meanwhile
         indexed = pool.submit(index_planned, plan, None, 1)
         pool.shutdown(wait=False)
-        return Session(decision, observed, info.coverage_sha, decision.level is Level.RUN_ALL,
-                       tempfile.TemporaryDirectory(prefix="guard-refresh-"),
-                       dict(info.known_failures), info.lineage, plan, indexed)  # fmt: skip
+        return Session(
+            decision,
+            observed,
+            info.coverage_sha,
+            decision.level is Level.RUN_ALL,
+            tempfile.TemporaryDirectory(prefix="guard-refresh-"),
+            dict(info.known_failures),
+            info.lineage,
+            plan,
+            indexed,
+        )
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
         info = store.ingest_info()
@@ -174,17 +185,23 @@ class CoverageRefresher:
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
         write_static(store, session.static, indexed)
         store.set_test_kinds({t: (t in evidence.spawners, t in evidence.doctests) for t in ran})
-        log.debug("refresh_timings", read_s=round(read - started, 3),
-                  index_wait_s=round(waited - read, 3),
-                  static_write_s=round(time.perf_counter() - waited, 3))  # fmt: skip
+        log.debug(
+            "refresh_timings",
+            read_s=round(read - started, 3),
+            index_wait_s=round(waited - read, 3),
+            static_write_s=round(time.perf_counter() - waited, 3),
+        )
         if session.full:
             store.write_coverage(edges, sha=sha, tests=ran, replace=True)
             store.clear_unproven()
             store.update_ingest_info(
-                coverage_sha=sha, coverage_complete=True, coverage_runs=1,
-                environment=environment_probe(self.settings)(), known_failures=known,
+                coverage_sha=sha,
+                coverage_complete=True,
+                coverage_runs=1,
+                environment=environment_probe(self.settings)(),
+                known_failures=known,
                 lineage=[],
-            )  # fmt: skip
+            )
             return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
         store.set_edge_lines(carried)
@@ -193,10 +210,12 @@ class CoverageRefresher:
         if len(lineage) > _MAX_LINEAGE:  # fold the old stamps into the new base, one query
             store.restamp_edges(lineage, sha)
             lineage = []
-        store.mark_unproven(r.id for r in session.decision.change_set.regions
-                            if r.kind is ChangeKind.ADDED)  # fmt: skip
-        store.update_ingest_info(coverage_sha=sha, coverage_complete=True, known_failures=known,
-                                 lineage=lineage)  # fmt: skip
+        store.mark_unproven(
+            r.id for r in session.decision.change_set.regions if r.kind is ChangeKind.ADDED
+        )
+        store.update_ingest_info(
+            coverage_sha=sha, coverage_complete=True, known_failures=known, lineage=lineage
+        )
         return (
             f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
             f"{len(carried)} edges of other tests re-mapped"
@@ -207,8 +226,11 @@ class CoverageRefresher:
         file's new numbering."""
         assert session.base is not None
         carried: list[CoverEdge] = []
-        changed = [f.path for f in session.decision.change_set.files
-                   if f.kind is FileKind.MODIFIED and f.path.endswith(".py")]  # fmt: skip
+        changed = [
+            f.path
+            for f in session.decision.change_set.files
+            if f.kind is FileKind.MODIFIED and f.path.endswith(".py")
+        ]
         ids_by_file = store.functions_of_files(changed)
         for path in changed:  # an unreadable side raises: then nothing is written
             old = read_at(self.repo, session.base, path).decode("utf-8").splitlines()

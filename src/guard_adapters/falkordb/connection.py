@@ -90,9 +90,11 @@ def connect(url: str, timeout: float = 5.0, query_timeout: float = 60.0) -> Falk
     with translate_errors(where):
         try:
             probe = redis.Redis.from_url(
-                url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
                 retry=Retry(NoBackoff(), 0),
-            )  # fmt: skip
+            )
         except ValueError as exc:
             raise StoreUnavailable(
                 f"not a FalkorDB URL: {_redact(url)!r} ({exc})",
@@ -103,9 +105,11 @@ def connect(url: str, timeout: float = 5.0, query_timeout: float = 60.0) -> Falk
         finally:
             probe.close()
         return FalkorDB.from_url(
-            url, socket_timeout=query_timeout, socket_connect_timeout=timeout,
+            url,
+            socket_timeout=query_timeout,
+            socket_connect_timeout=timeout,
             retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-        )  # fmt: skip
+        )
 
 
 def _redact(url: str) -> str:
@@ -166,4 +170,3 @@ class GraphConnection:
         with contextlib.suppress(Exception):
             self.db.connection.close()
             self.db.connection.connection_pool.disconnect()  # a pool it was given stays open
-

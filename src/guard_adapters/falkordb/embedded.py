@@ -177,11 +177,21 @@ class EmbeddedServer:
             return
         try:
             subprocess.Popen(
-                [sys.executable, "-m", "guard_adapters.falkordb.idle", str(pid),
-                 str(self.socket), str(self.idle_s)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                start_new_session=True, close_fds=True, cwd=str(self.data_dir),
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "guard_adapters.falkordb.idle",
+                    str(pid),
+                    str(self.socket),
+                    str(self.idle_s),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                close_fds=True,
+                cwd=str(self.data_dir),
+            )
         except OSError as exc:  # the server runs on; it only will not stop by itself
             log.warning("idle_watchdog_failed", error=str(exc))
 
@@ -223,20 +233,31 @@ class EmbeddedServer:
     def _server_args(self, server: str, module: str) -> list[str]:
         return [
             server,
-            "--port", "0",
-            "--unixsocket", str(self.socket),
-            "--unixsocketperm", "700",
-            "--dir", str(self.data_dir),
-            "--dbfilename", "graph.rdb",
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.data_dir),
+            "--dbfilename",
+            "graph.rdb",
             # RDB snapshots only: FalkorDB stalls replaying a large AOF, and a snapshot is
             # atomic, so a crash loses recent writes but never leaves half an ingest.
-            "--appendonly", "no",
-            "--save", "60 1",
-            "--daemonize", "yes",
-            "--pidfile", str(self.pid_file),
-            "--logfile", str(self.log_file),
-            "--loadmodule", module,
-        ]  # fmt: skip
+            "--appendonly",
+            "no",
+            "--save",
+            "60 1",
+            "--daemonize",
+            "yes",
+            "--pidfile",
+            str(self.pid_file),
+            "--logfile",
+            str(self.log_file),
+            "--loadmodule",
+            module,
+        ]
 
     def _launch(self) -> None:
         """Start the daemon (it may still be loading the graph when this returns)."""
@@ -249,8 +270,11 @@ class EmbeddedServer:
         try:
             proc = subprocess.run(
                 self._server_args(server, module),
-                capture_output=True, text=True, timeout=30, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             raise StoreUnavailable(
                 f"cannot start the embedded FalkorDB ({server}): {exc}",
@@ -336,8 +360,11 @@ def running_servers() -> list[RunningServer]:
             if entry.stat().st_uid != os.getuid():
                 continue
             title = os.fsdecode((entry / "cmdline").read_bytes().replace(b"\0", b" ")).split()
-            if len(title) < 2 or not os.path.basename(title[0]).startswith("redis-server") \
-                    or not title[1].startswith("unixsocket:"):  # fmt: skip
+            if (
+                len(title) < 2
+                or not os.path.basename(title[0]).startswith("redis-server")
+                or not title[1].startswith("unixsocket:")
+            ):
                 continue
             data_dir = os.readlink(entry / "cwd")  # the server works in its --dir
             status = (entry / "status").read_text()
@@ -345,7 +372,8 @@ def running_servers() -> list[RunningServer]:
             continue
         if os.path.basename(data_dir) != "falkordb":
             continue
-        rss_kb = next((int(line.split()[1]) for line in status.splitlines()
-                       if line.startswith("VmRSS:")), 0)  # fmt: skip
+        rss_kb = next(
+            (int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0
+        )
         found.append(RunningServer(pid=int(entry.name), data_dir=data_dir, rss_mb=rss_kb / 1024))
     return sorted(found, key=lambda s: s.data_dir)

@@ -40,8 +40,9 @@ def _activity(client: redis.Redis) -> tuple[int, int]:
 
 
 def watch(pid: int, socket: Path, idle_s: float) -> None:
-    client = redis.Redis(unix_socket_path=str(socket), socket_timeout=10,
-                         retry=Retry(NoBackoff(), 0))  # fmt: skip
+    client = redis.Redis(
+        unix_socket_path=str(socket), socket_timeout=10, retry=Retry(NoBackoff(), 0)
+    )
     probe_every = max(1.0, min(30.0, idle_s / 10))
     last_active = time.monotonic()
     last_probe = 0.0

@@ -24,9 +24,10 @@ def graph_name(settings: Settings) -> str:
 
 def open_store(settings: Settings) -> FalkorGraphStore:
     """Connect (starting the embedded server if needed) and check the schema."""
-    url = settings.falkordb_url or EmbeddedServer(
-        settings.guard_dir, idle_s=settings.server_idle
-    ).ensure_running()
+    url = (
+        settings.falkordb_url
+        or EmbeddedServer(settings.guard_dir, idle_s=settings.server_idle).ensure_running()
+    )
     db = connect(url, settings.store_timeout, settings.store_query_timeout)
     store = FalkorGraphStore(db, graph_name(settings))
     store.ensure_schema()

@@ -44,21 +44,26 @@ class GraphQueries(GraphConnection):
 
     def functions_among(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` are the dotted names of the repository's functions."""
-        rows = self._read("UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted",
-                          {"d": sorted(set(names))})  # fmt: skip
+        rows = self._read(
+            "UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted",
+            {"d": sorted(set(names))},
+        )
         return {r[0] for r in rows}
 
     def classes_among(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` are the dotted names of the repository's classes."""
         bodies = {f"{n}.{CLASS_BODY}": n for n in names}
-        rows = self._read("UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted",
-                          {"d": sorted(bodies)})  # fmt: skip
+        rows = self._read(
+            "UNWIND $d AS d MATCH (f:Function {dotted: d}) RETURN f.dotted", {"d": sorted(bodies)}
+        )
         return {bodies[r[0]] for r in rows}
 
     def modules_among(self, names: Iterable[str]) -> set[str]:
         """Which of ``names`` are the dotted names of the repository's modules."""
-        rows = self._read("UNWIND $names AS n MATCH (f:File {module: n}) RETURN DISTINCT n",
-                          {"names": sorted(set(names))})  # fmt: skip
+        rows = self._read(
+            "UNWIND $names AS n MATCH (f:File {module: n}) RETURN DISTINCT n",
+            {"names": sorted(set(names))},
+        )
         return {r[0] for r in rows}
 
     def covering_tests(
@@ -169,9 +174,17 @@ class GraphQueries(GraphConnection):
             "RETURN DISTINCT b.id, t.id, c.confidence, c.evidence_count, c.last_verified_sha",
             {"ids": sorted(set(function_ids))},
         )
-        return [CoverEdge(function=f, test=t, source="miss_repair", confidence=float(conf),
-                          evidence_count=int(n or 1), last_verified_sha=sha)
-                for f, t, conf, n, sha in rows]  # fmt: skip
+        return [
+            CoverEdge(
+                function=f,
+                test=t,
+                source="miss_repair",
+                confidence=float(conf),
+                evidence_count=int(n or 1),
+                last_verified_sha=sha,
+            )
+            for f, t, conf, n, sha in rows
+        ]
 
     def function_facts(self, ids: Iterable[str]) -> dict[str, FunctionFacts]:
         rows = self._read(
@@ -181,10 +194,15 @@ class GraphQueries(GraphConnection):
             {"ids": sorted(set(ids))},
         )
         return {
-            fid: FunctionFacts(id=fid, file=file, no_evidence=bool(noev),
-                               has_dynamic_dispatch=bool(dyn), memo=bool(memo))
+            fid: FunctionFacts(
+                id=fid,
+                file=file,
+                no_evidence=bool(noev),
+                has_dynamic_dispatch=bool(dyn),
+                memo=bool(memo),
+            )
             for fid, file, noev, dyn, memo in rows
-        }  # fmt: skip
+        }
 
     def functions_of_files(self, paths: Iterable[str]) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -282,9 +300,14 @@ class GraphQueries(GraphConnection):
 
 
 def _cover_edge(
-    function: str, test: str, source: str | None, confidence: float | None, count: int | None,
-    sha: str | None, lines: frozenset[int] | None = None,
-) -> CoverEdge:  # fmt: skip
+    function: str,
+    test: str,
+    source: str | None,
+    confidence: float | None,
+    count: int | None,
+    sha: str | None,
+    lines: frozenset[int] | None = None,
+) -> CoverEdge:
     """A ``COVERED_BY`` edge from its stored properties (missing ones read as defaults)."""
     return CoverEdge(
         function=function,

@@ -118,20 +118,28 @@ class GraphWrites(GraphConnection):
             "UNWIND $rows AS r MATCH (a:Function {id: r.id}) SET a.call_targets = r.targets, "
             "a.call_conf = r.conf",
             [
-                {"id": fn.id, "targets": [t for t, _ in targets.get(fn.id, [])],
-                 "conf": [c for _, c in targets.get(fn.id, [])]}
-                for f in files for fn in f.functions
+                {
+                    "id": fn.id,
+                    "targets": [t for t, _ in targets.get(fn.id, [])],
+                    "conf": [c for _, c in targets.get(fn.id, [])],
+                }
+                for f in files
+                for fn in f.functions
             ],
-        )  # fmt: skip
+        )
         self._write_rows(
             "UNWIND $rows AS r MATCH (a:File {path: r.path}) SET a.import_targets = r.imports, "
             "a.alias_names = r.names, a.alias_targets = r.targets",
             [
-                {"path": f.path, "imports": list(f.imports),
-                 "names": [a for a, _ in f.aliases], "targets": [t for _, t in f.aliases]}
+                {
+                    "path": f.path,
+                    "imports": list(f.imports),
+                    "names": [a for a, _ in f.aliases],
+                    "targets": [t for _, t in f.aliases],
+                }
                 for f in files
             ],
-        )  # fmt: skip
+        )
         self._write_rows(
             "UNWIND $rows AS r MATCH (a:Function {id: r.caller}) "
             "MATCH (b:Function {dotted: r.callee}) WHERE b.id <> a.id "
@@ -326,5 +334,3 @@ class GraphWrites(GraphConnection):
             f"no test {test_id!r} in the graph",
             hint="test ids are pytest node ids; run `guard ingest-coverage` first if it is new",
         )
-
-

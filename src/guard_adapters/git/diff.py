@@ -30,22 +30,34 @@ _NULL_BLOB = re.compile(r"^0+$")
 def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
     """Tracked changes (staged and unstaged) against ``base``, plus untracked files."""
     with ThreadPoolExecutor(max_workers=2) as pool:  # the git processes run side by side
-        others = pool.submit(git, repo, "ls-files", "-z", "--others", "--exclude-standard",
-                             binary=True)  # fmt: skip
+        others = pool.submit(
+            git, repo, "ls-files", "-z", "--others", "--exclude-standard", binary=True
+        )
         # Python files a user's own excludes hide still import: only the repository's
         # .gitignore decides for them
-        hidden = pool.submit(git, repo, "-c", "core.excludesFile=/dev/null", "ls-files", "-z",
-                             "--others", "--exclude-per-directory=.gitignore", "--", "*.py",
-                             binary=True)  # fmt: skip
-        raw = git(repo, "diff", "--raw", *DIFF_FLAGS, "-M", "--no-abbrev", base, "--",
-                  binary=True)  # fmt: skip
+        hidden = pool.submit(
+            git,
+            repo,
+            "-c",
+            "core.excludesFile=/dev/null",
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-per-directory=.gitignore",
+            "--",
+            "*.py",
+            binary=True,
+        )
+        raw = git(repo, "diff", "--raw", *DIFF_FLAGS, "-M", "--no-abbrev", base, "--", binary=True)
         untracked = others.result()
         python = hidden.result()
     assert isinstance(raw, bytes) and isinstance(untracked, bytes) and isinstance(python, bytes)
-    untracked = b"\0".join(sorted(
-        {p for p in untracked.split(b"\0") if p}
-        | {p for p in python.split(b"\0") if p and not _environment_path(repo, p)}
-    ))  # fmt: skip
+    untracked = b"\0".join(
+        sorted(
+            {p for p in untracked.split(b"\0") if p}
+            | {p for p in python.split(b"\0") if p and not _environment_path(repo, p)}
+        )
+    )
     fields = [os.fsdecode(f) for f in raw.split(b"\0")]
     if fields and fields[-1] == "":
         fields.pop()
@@ -73,9 +85,17 @@ def diff_entries(repo: Path, base: str) -> list[DiffEntry]:
 
 
 _ENVIRONMENT_PARTS = frozenset(
-    {b"site-packages", b"dist-packages", b"node_modules", b".tox", b".nox", b".eggs",
-     b"__pypackages__", b"__pycache__"}
-)  # fmt: skip
+    {
+        b"site-packages",
+        b"dist-packages",
+        b"node_modules",
+        b".tox",
+        b".nox",
+        b".eggs",
+        b"__pypackages__",
+        b"__pycache__",
+    }
+)
 
 
 def _environment_path(repo: Path, path: bytes) -> bool:

@@ -17,9 +17,11 @@ from guard_adapters.git.repo import git, head_sha
 
 EVIDENCE_REF = "refs/guard/evidence"
 _IDENTITY = {
-    "GIT_AUTHOR_NAME": "guard", "GIT_AUTHOR_EMAIL": "guard@localhost",
-    "GIT_COMMITTER_NAME": "guard", "GIT_COMMITTER_EMAIL": "guard@localhost",
-}  # fmt: skip
+    "GIT_AUTHOR_NAME": "guard",
+    "GIT_AUTHOR_EMAIL": "guard@localhost",
+    "GIT_COMMITTER_NAME": "guard",
+    "GIT_COMMITTER_EMAIL": "guard@localhost",
+}
 
 
 def working_tree_id(repo: Path) -> str:

@@ -196,8 +196,11 @@ class _RefVisitor(cst.CSTVisitor):
             name = cst.Module([]).code_for_node(alias.name)
             self.imports.add(f"{target}.{name}")
             if top_level and self.module:  # a re-export: module.local is target.name
-                local = alias.asname.name.value if alias.asname and isinstance(
-                    alias.asname.name, cst.Name) else name  # fmt: skip
+                local = (
+                    alias.asname.name.value
+                    if alias.asname and isinstance(alias.asname.name, cst.Name)
+                    else name
+                )
                 self.aliases.add((f"{self.module}.{local}", f"{target}.{name}"))
 
 
@@ -210,8 +213,14 @@ def index_file(
         text = data.decode("utf-8")
         regions = extract_regions(path, text)
         wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError,
-            cst.ParserSyntaxError) as exc:
+    except (
+        UnicodeDecodeError,
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+        cst.ParserSyntaxError,
+    ) as exc:
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         return RawIndex(FileIndex(path=path, sha=sha, module=module, parse_error=error), {}, (), {})
     package = (
@@ -230,18 +239,39 @@ def index_file(
     functions = []
     dotted: dict[str, str] = {}
     for r in regions.regions.values():
-        bindings = tuple(StatementBinding(tuple(b.names), b.side_effects) for b in r.bindings
-                         ) if r.kind is not RegionKind.FUNCTION else ()  # fmt: skip
-        functions.append(FunctionNode(
-            id=r.id, file=path, name=r.name, qualname=r.qualname, start=r.start, end=r.end,
-            has_dynamic_dispatch=r.dynamic_dispatch,
-            refs=tuple(sorted({*visitor.refs.get(r.id, ()), *(
-                stars if r.kind is RegionKind.FUNCTION else ())})),
-            statement_refs=tuple(sorted(visitor.stmt_refs.get(r.id, ()),
-                                        key=lambda read: (read.statement, read.name))),
-            bindings=bindings,
-            attributes=tuple(sorted(r.attributes)), memo=r.memo,
-        ))  # fmt: skip
+        bindings = (
+            tuple(StatementBinding(tuple(b.names), b.side_effects) for b in r.bindings)
+            if r.kind is not RegionKind.FUNCTION
+            else ()
+        )
+        functions.append(
+            FunctionNode(
+                id=r.id,
+                file=path,
+                name=r.name,
+                qualname=r.qualname,
+                start=r.start,
+                end=r.end,
+                has_dynamic_dispatch=r.dynamic_dispatch,
+                refs=tuple(
+                    sorted(
+                        {
+                            *visitor.refs.get(r.id, ()),
+                            *(stars if r.kind is RegionKind.FUNCTION else ()),
+                        }
+                    )
+                ),
+                statement_refs=tuple(
+                    sorted(
+                        visitor.stmt_refs.get(r.id, ()),
+                        key=lambda read: (read.statement, read.name),
+                    )
+                ),
+                bindings=bindings,
+                attributes=tuple(sorted(r.attributes)),
+                memo=r.memo,
+            )
+        )
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
             dotted[f"{module}.{r.qualname}"] = r.id
     tests = collected_tests(path, regions, layout) if is_test else ()

@@ -44,14 +44,38 @@ def _fixture_label(fixturedef: Any) -> str:
 
 _AUDITED = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
 _SPAWNS = frozenset(
-    {"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
-     "os.system"}
-)  # fmt: skip
+    {
+        "subprocess.Popen",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.exec",
+        "os.system",
+    }
+)
 
 
 _IDLE_WATCHDOG = "guard_adapters.falkordb.idle"
-_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "env", "nohup", "xargs", "make", "tox",
-                        "nox", "uv", "pipx", "pdm", "poetry", "hatch"})  # fmt: skip
+_LAUNCHERS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "env",
+        "nohup",
+        "xargs",
+        "make",
+        "tox",
+        "nox",
+        "uv",
+        "pipx",
+        "pdm",
+        "poetry",
+        "hatch",
+    }
+)
 
 
 def _runs_python(event: str, args: tuple[Any, ...]) -> bool:
@@ -80,21 +104,27 @@ def _names_python(args: tuple[Any, ...]) -> bool:
     name = os.fsdecode(program)
     if "python" in os.path.basename(name):
         return True
-    words = [os.fsdecode(a) for a in argv if isinstance(a, str | bytes)] if isinstance(
-        argv, list | tuple) else []  # fmt: skip
+    words = (
+        [os.fsdecode(a) for a in argv if isinstance(a, str | bytes)]
+        if isinstance(argv, list | tuple)
+        else []
+    )
     if os.path.basename(name) in _LAUNCHERS or any("python" in w for w in words):
         return True  # a shell line, `env python3`, `bash run.sh`: may well start Python
     found = name if os.sep in name else (shutil.which(name) or "")
     if not found:
         return False
-    if os.path.dirname(os.path.realpath(found)) == os.path.dirname(os.path.realpath(
-            sys.executable)) or os.path.dirname(found) == os.path.dirname(sys.executable):
+    if os.path.dirname(os.path.realpath(found)) == os.path.dirname(
+        os.path.realpath(sys.executable)
+    ) or os.path.dirname(found) == os.path.dirname(sys.executable):
         return True
     try:
         with open(found, "rb") as script:
             return b"python" in script.readline(200)
     except OSError:
         return False
+
+
 _SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
 
 
@@ -139,8 +169,10 @@ class _MonitoringTracer:
         self.mon.free_tool_id(self.tool)
 
     def dump(self) -> dict[str, dict[str, list[int]]]:
-        return {ctx: {rel: sorted(lines) for rel, lines in files.items()}
-                for ctx, files in self.seen.items()}  # fmt: skip
+        return {
+            ctx: {rel: sorted(lines) for rel, lines in files.items()}
+            for ctx, files in self.seen.items()
+        }
 
 
 def _use_monitoring() -> bool:
@@ -188,10 +220,13 @@ class GuardCollector:
             )
         # Repository modules imported before measuring began (by plugins): their code ran
         # unseen, so the ingest charges all of it to every test.
-        self.preloaded = sorted({
-            rel for mod in list(sys.modules.values())
-            if (rel := self._relative(getattr(mod, "__file__", None) or "")) is not None
-        })  # fmt: skip
+        self.preloaded = sorted(
+            {
+                rel
+                for mod in list(sys.modules.values())
+                if (rel := self._relative(getattr(mod, "__file__", None) or "")) is not None
+            }
+        )
         if self.cov is not None:
             self.cov.start()
             self.cov.switch_context(SESSION)
@@ -398,8 +433,12 @@ class _ImportLabeler:
                 continue
             origin = spec.origin or ""
             loader = spec.loader
-            if (origin.endswith(".py") and loader is not None
-                    and hasattr(loader, "exec_module") and self._ours(origin)):  # fmt: skip
+            if (
+                origin.endswith(".py")
+                and loader is not None
+                and hasattr(loader, "exec_module")
+                and self._ours(origin)
+            ):
                 spec.loader = _LabelledLoader(loader, self.collector, name)  # type: ignore[assignment]
             return spec
         return None
@@ -410,8 +449,7 @@ class _ImportLabeler:
         except (ValueError, OSError):
             return False
         name = rel.name
-        return not (name.startswith("test_") or name.endswith("_test.py")
-                    or name == "conftest.py")  # fmt: skip
+        return not (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")
 
 
 def pytest_addoption(parser: Any) -> None:

@@ -47,8 +47,9 @@ def _site_info_of(python: str | None, key: str) -> tuple[str, list[str]]:
         paths = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
         paths.update(site.getsitepackages())
         return sys.version, sorted(p for p in paths if p)
-    out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, check=True,
-                         timeout=30)  # fmt: skip
+    out = subprocess.run(
+        [python, "-c", _PROBE], capture_output=True, text=True, check=True, timeout=30
+    )
     data = json.loads(out.stdout)
     return data["version"], data["paths"]
 
@@ -67,10 +68,11 @@ def fingerprint(python: str | None) -> str:
         except OSError:
             continue
         entries += sorted(
-            n for n in names
+            n
+            for n in names
             if n.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))
             and not n.lower().startswith(("guard_graph", "__editable___guard_graph"))
-        )  # fmt: skip
+        )
     digest = hashlib.sha256("\n".join([version, *entries]).encode()).hexdigest()
     return digest[:24]
 

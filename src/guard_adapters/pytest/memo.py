@@ -32,8 +32,9 @@ _REAL_CACHED_PROPERTY = functools.cached_property
 class MemoWatcher:
     """Installs the watched decorators; ``switch(label) -> previous`` is the collector's."""
 
-    def __init__(self, switch: Callable[[str], str], current: Callable[[], str],
-                 ours: Callable[[str], bool]) -> None:  # fmt: skip
+    def __init__(
+        self, switch: Callable[[str], str], current: Callable[[], str], ours: Callable[[str], bool]
+    ) -> None:
         self.switch = switch
         self.current = current
         self.ours = ours  # whether a code file belongs to the repository
@@ -72,8 +73,9 @@ class MemoWatcher:
             label = self.label_of(user_function)
             if label is None or maxsize == 0:  # maxsize 0 caches nothing: nothing is hidden
                 return real(user_function)
-            return _watched_cache(self, label, user_function, real, typed,
-                                  maxsize if bounded else _MAX_ENTRIES)  # fmt: skip
+            return _watched_cache(
+                self, label, user_function, real, typed, maxsize if bounded else _MAX_ENTRIES
+            )
 
         return decorate
 
@@ -88,9 +90,13 @@ def _key(args: tuple[Any, ...], kwargs: dict[str, Any], typed: bool) -> Any:
 
 
 def _watched_cache(
-    watcher: MemoWatcher, label: str, user_function: Callable[..., Any],
-    real: Callable[..., Any], typed: bool, limit: int,
-) -> Callable[..., Any]:  # fmt: skip
+    watcher: MemoWatcher,
+    label: str,
+    user_function: Callable[..., Any],
+    real: Callable[..., Any],
+    typed: bool,
+    limit: int,
+) -> Callable[..., Any]:
     """One ``lru_cache`` of a repository function. Each entry remembers the fill that made
     it, so a hit charges that fill alone; a hit on a fill it forgot (past ``limit`` entries)
     charges every fill the cache has had. Two frames per call: deep recursion stays deep."""
@@ -158,7 +164,7 @@ def _watched_property(watcher: MemoWatcher) -> type:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             own = type(self) is watched
-            self._label = (watcher.label_of(getattr(self, "func", None)) if own else None)
+            self._label = watcher.label_of(getattr(self, "func", None)) if own else None
 
         def __get__(self, instance: Any, owner: type | None = None) -> Any:
             label = getattr(self, "_label", None)  # a subclass may skip our __init__
@@ -169,8 +175,10 @@ def _watched_property(watcher: MemoWatcher) -> type:
             try:
                 store = instance.__dict__
             except AttributeError:
-                raise TypeError(f"No '__dict__' attribute on {type(instance).__name__!r} "
-                                f"instance to cache {name!r} property.") from None  # fmt: skip
+                raise TypeError(
+                    f"No '__dict__' attribute on {type(instance).__name__!r} "
+                    f"instance to cache {name!r} property."
+                ) from None
             if name in store:
                 return store[name]
             if threading.current_thread() is not watcher.main:

@@ -61,9 +61,14 @@ class PytestRunner:
             started = time.perf_counter()
             try:
                 proc = subprocess.run(
-                    cmd, cwd=repo, env=env, check=False, stdout=output,
-                    stderr=None if stream else subprocess.STDOUT, timeout=timeout,
-                )  # fmt: skip
+                    cmd,
+                    cwd=repo,
+                    env=env,
+                    check=False,
+                    stdout=output,
+                    stderr=None if stream else subprocess.STDOUT,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired as exc:
                 raise RunTimedOut(
                     f"pytest timed out after {timeout:.0f} s",
@@ -76,10 +81,14 @@ class PytestRunner:
             elapsed = (time.perf_counter() - started) * 1000
             payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
         outcomes = tuple(
-            TestOutcome(test=nodeid, outcome=info["outcome"], duration_ms=info["duration_ms"],
-                        message=info["message"])
+            TestOutcome(
+                test=nodeid,
+                outcome=info["outcome"],
+                duration_ms=info["duration_ms"],
+                message=info["message"],
+            )
             for nodeid, info in sorted(payload.get("tests", {}).items())
-        )  # fmt: skip
+        )
         record = RunRecord(
             id=uuid.uuid4().hex,
             timestamp=time.time(),

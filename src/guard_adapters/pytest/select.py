@@ -21,14 +21,30 @@ _REFRESH = pytest.StashKey[Any]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("guard", "test selection by Guard")
-    group.addoption("--guard", action="store_true", default=None,
-                    help="run only the tests the working tree's change needs (Guard)")  # fmt: skip
-    group.addoption("--no-guard", action="store_false", dest="guard",
-                    help="turn Guard's selection off, whatever the ini file says")  # fmt: skip
-    group.addoption("--guard-explain", action="store_true", default=False,
-                    help="say why each selected test runs and why the rest do not")  # fmt: skip
-    group.addoption("--guard-no-refresh", action="store_true", default=False,
-                    help="do not measure the run to refresh the evidence after a pass")  # fmt: skip
+    group.addoption(
+        "--guard",
+        action="store_true",
+        default=None,
+        help="run only the tests the working tree's change needs (Guard)",
+    )
+    group.addoption(
+        "--no-guard",
+        action="store_false",
+        dest="guard",
+        help="turn Guard's selection off, whatever the ini file says",
+    )
+    group.addoption(
+        "--guard-explain",
+        action="store_true",
+        default=False,
+        help="say why each selected test runs and why the rest do not",
+    )
+    group.addoption(
+        "--guard-no-refresh",
+        action="store_true",
+        default=False,
+        help="do not measure the run to refresh the evidence after a pass",
+    )
     parser.addini("guard", "select tests with Guard (like --guard)", type="bool", default=False)
 
 
@@ -44,7 +60,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
     if not (bool(early_config.getini("guard")) if given is None else given):
         return
     xdist = getattr(early_config.known_args_namespace, "numprocesses", None) or os.environ.get(
-        "PYTEST_XDIST_WORKER")  # fmt: skip
+        "PYTEST_XDIST_WORKER"
+    )
     if xdist or os.environ.get("GUARD_COLLECT_OUT"):  # workers measure apart; or measured
         return
     if getattr(early_config.known_args_namespace, "guard_no_refresh", False):
@@ -74,8 +91,9 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
         with open_guard(config.rootpath) as guard:
             info = guard.store.ingest_info()
             if not info.coverage_sha:
-                return None, ("no evidence for this repository yet (run `guard init`); "
-                              "running every test")  # fmt: skip
+                return None, (
+                    "no evidence for this repository yet (run `guard init`); running every test"
+                )
             decision = guard.check()
             refresh = config.stash.get(_REFRESH, None)
             if refresh is not None:
@@ -106,8 +124,11 @@ def pytest_collection_modifyitems(
     decision, note = _decide(config)  # each pytest-xdist worker decides alike: same tree
     config.stash[_DECISION] = decision
     refresh = config.stash.get(_REFRESH, None)
-    if refresh is not None and decision is not None and refresh.narrowed_by_others(
-            config, decision, items):  # fmt: skip
+    if (
+        refresh is not None
+        and decision is not None
+        and refresh.narrowed_by_others(config, decision, items)
+    ):
         refresh.session = None  # a selected test that does not run keeps stale evidence
         refresh.note = "evidence not refreshed: -k, -m or node ids left out selected tests"
     if refresh is not None:
@@ -139,8 +160,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if refresh is not None:  # after the collector saved what it measured
         refresh.note = refresh.finish(int(exitstatus)) or refresh.note
     decision = session.config.stash.get(_DECISION, None)
-    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and decision is not None and (
-        decision.level.value != "run-all" and not decision.tests
+    if (
+        exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+        and decision is not None
+        and (decision.level.value != "run-all" and not decision.tests)
     ):
         session.exitstatus = pytest.ExitCode.OK  # the change needs no test: nothing failed
 

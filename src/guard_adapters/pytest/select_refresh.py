@@ -121,13 +121,21 @@ class InRunRefresh:
 
         tests = self.collector.tests
         outcomes = tuple(
-            TestOutcome(test=nodeid, outcome=info["outcome"], duration_ms=info["duration_ms"],
-                        message=info["message"])
+            TestOutcome(
+                test=nodeid,
+                outcome=info["outcome"],
+                duration_ms=info["duration_ms"],
+                message=info["message"],
+            )
             for nodeid, info in sorted(tests.items())
-        )  # fmt: skip
-        record = RunRecord(id=uuid.uuid4().hex, timestamp=time.time(),
-                           commit_sha=head_sha(self.root), duration_ms=0.0,
-                           outcomes=outcomes)  # fmt: skip
+        )
+        record = RunRecord(
+            id=uuid.uuid4().hex,
+            timestamp=time.time(),
+            commit_sha=head_sha(self.root),
+            duration_ms=0.0,
+            outcomes=outcomes,
+        )
         target = self.refresher.collect_dir(self.session)
         for part in self.out.iterdir():
             shutil.copy2(part, target / part.name)

@@ -13,9 +13,23 @@ import builtins
 from pathlib import Path
 
 _PLAIN = frozenset(
-    {"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum",
-     "StrEnum", "Flag", "IntFlag", "Exception", "BaseException"} | set(dir(builtins))
-)  # fmt: skip
+    {
+        "object",
+        "ABC",
+        "Protocol",
+        "Generic",
+        "NamedTuple",
+        "TypedDict",
+        "Enum",
+        "IntEnum",
+        "StrEnum",
+        "Flag",
+        "IntFlag",
+        "Exception",
+        "BaseException",
+    }
+    | set(dir(builtins))
+)
 _DEPTH = 8
 
 
@@ -52,8 +66,14 @@ class BaseResolver:
         """The top-level function ``name`` is bound to in ``tree`` (defined there, or imported
         from a repository module), or None."""
         for _ in range(_DEPTH):
-            found = next((s for s in tree.body if isinstance(s, ast.FunctionDef |
-                          ast.AsyncFunctionDef) and s.name == name), None)  # fmt: skip
+            found = next(
+                (
+                    s
+                    for s in tree.body
+                    if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and s.name == name
+                ),
+                None,
+            )
             if found is not None:
                 return found
             target = _imported(tree, name, module)

@@ -19,9 +19,27 @@ from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, 
 
 _BUILTINS = frozenset(dir(builtins))
 _PLAIN_BASES = frozenset(
-    {"object", "ABC", "Protocol", "Generic", "NamedTuple", "TypedDict", "Enum", "IntEnum",
-     "StrEnum", "Flag", "IntFlag", "str", "int", "float", "dict", "list", "tuple", "set"}
-)  # fmt: skip
+    {
+        "object",
+        "ABC",
+        "Protocol",
+        "Generic",
+        "NamedTuple",
+        "TypedDict",
+        "Enum",
+        "IntEnum",
+        "StrEnum",
+        "Flag",
+        "IntFlag",
+        "str",
+        "int",
+        "float",
+        "dict",
+        "list",
+        "tuple",
+        "set",
+    }
+)
 
 
 def _impure(decorators: Iterable[str], pure: frozenset[str] = frozenset()) -> bool:
@@ -30,8 +48,10 @@ def _impure(decorators: Iterable[str], pure: frozenset[str] = frozenset()) -> bo
 
 def _effects(s: Statement, pure: frozenset[str]) -> bool:
     """A statement's side effects, where a def's come from its decorators alone."""
-    if s.decorators and s.side_effects and not any(
-        d not in PURE_DECORATORS for d in s.decorators if d not in pure
+    if (
+        s.decorators
+        and s.side_effects
+        and not any(d not in PURE_DECORATORS for d in s.decorators if d not in pure)
     ):
         return False
     return s.side_effects
@@ -80,9 +100,14 @@ def _changed_statements(
 
 
 def _body_change(
-    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind, pure: frozenset[str] = frozenset(),
-) -> ChangedRegion | None:  # fmt: skip
+    old: Region | None,
+    new: Region | None,
+    module: str | None,
+    rid: str,
+    file: str,
+    kind: ChangeKind,
+    pure: frozenset[str] = frozenset(),
+) -> ChangedRegion | None:
     """A module or class body: which top-level statements changed, what names they bind."""
     gone, came = _changed_statements(old.statements if old else (), new.statements if new else ())
     header_changed = (old.header if old else None) != (new.header if new else None)
@@ -98,8 +123,7 @@ def _body_change(
     effects |= imports_before != imports_after  # importing another module runs its code
     if header_changed and ref.kind is RegionKind.CLASS_BODY:
         names.add(_dotted(module, ref.qualname))
-        effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()),
-                           pure)  # fmt: skip
+        effects |= _impure((old.decorators if old else ()) + (new.decorators if new else ()), pure)
         effects |= _registering_bases(old) or _registering_bases(new)
     if ref.kind is RegionKind.MODULE:  # a new top-level name may shadow a builtin
         effects |= any(n in _BUILTINS for st in came for n in st.names)
@@ -108,15 +132,27 @@ def _body_change(
         f"{prefix}.{n}" if prefix else n for n in {n for st in gone for n in st.names} - bound_after
     )
     return ChangedRegion(
-        id=rid, file=file, kind=kind, region=ref.kind,
+        id=rid,
+        file=file,
+        kind=kind,
+        region=ref.kind,
         old_id=old.id if old and old.id != rid else None,
-        body_changed=False, definition_changed=True, names=tuple(sorted(names)),
-        side_effects=effects, removed=tuple(removed),
-    )  # fmt: skip
+        body_changed=False,
+        definition_changed=True,
+        names=tuple(sorted(names)),
+        side_effects=effects,
+        removed=tuple(removed),
+    )
 
 
-SIGNATURE_ATTRIBUTES = ("__signature__", "__defaults__", "__kwdefaults__", "__annotations__",
-                        "__code__", "__wrapped__")  # fmt: skip
+SIGNATURE_ATTRIBUTES = (
+    "__signature__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__annotations__",
+    "__code__",
+    "__wrapped__",
+)
 
 
 def _params(args: ast.arguments) -> list[tuple[str, str]]:
@@ -132,7 +168,7 @@ def _params(args: ast.arguments) -> list[tuple[str, str]]:
 
 def _optional(args: ast.arguments) -> set[str]:
     positional = [*args.posonlyargs, *args.args]
-    with_default = positional[len(positional) - len(args.defaults):] if args.defaults else []
+    with_default = positional[len(positional) - len(args.defaults) :] if args.defaults else []
     kw = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
     star = [a for a in (args.vararg, args.kwarg) if a is not None]
     return {a.arg for a in (*with_default, *kw, *star)}
@@ -176,13 +212,23 @@ def compatible_signature(old: ast.AST | None, new: ast.AST | None) -> bool:
     if not _literal_defaults(old.args, new.args):
         return False  # a default that is an expression runs at import: importers may fail
     positions = [i for i, p in enumerate(after) if p in added and p[0] in ("pos", "posonly")]
-    last_old = max((i for i, p in enumerate(after) if p in before and p[0] in ("pos", "posonly")),
-                   default=-1)  # fmt: skip
+    last_old = max(
+        (i for i, p in enumerate(after) if p in before and p[0] in ("pos", "posonly")), default=-1
+    )
     return all(i > last_old for i in positions)  # a new positional before an old one shifts
 
 
-_THROUGH = frozenset({"staticmethod", "classmethod", "abstractmethod", "overload", "override",
-                      "final", "no_type_check"})  # fmt: skip
+_THROUGH = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "abstractmethod",
+        "overload",
+        "override",
+        "final",
+        "no_type_check",
+    }
+)
 """Decorators that leave a call of the function running its body."""
 
 
@@ -190,7 +236,8 @@ def _plain(region: Region) -> bool:
     """A ``def`` whose call runs its body (not a generator, whose call only makes one)."""
     node = region.node
     return isinstance(node, ast.FunctionDef) and not any(
-        isinstance(n, ast.Yield | ast.YieldFrom) for n in own_nodes(node))
+        isinstance(n, ast.Yield | ast.YieldFrom) for n in own_nodes(node)
+    )
 
 
 def _decorator_dumps(region: Region) -> list[str]:
@@ -198,9 +245,15 @@ def _decorator_dumps(region: Region) -> list[str]:
 
 
 def _function_change(
-    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind, pure: frozenset[str] = frozenset(), through: frozenset[str] = frozenset(),
-) -> ChangedRegion | None:  # fmt: skip
+    old: Region | None,
+    new: Region | None,
+    module: str | None,
+    rid: str,
+    file: str,
+    kind: ChangeKind,
+    pure: frozenset[str] = frozenset(),
+    through: frozenset[str] = frozenset(),
+) -> ChangedRegion | None:
     body_changed = (old.body if old else None) != (new.body if new else None)
     definition_changed = (old.header, old.doc) != (new.header, new.doc) if old and new else True
     if not body_changed and not definition_changed:
@@ -214,32 +267,53 @@ def _function_change(
     doc_only = definition_changed and not body_changed and not header_moved
     if doc_only and not _impure(decorators, pure):  # a registering decorator may copy it
         names = (f"{name}.__doc__",)  # read as f.__doc__, never by a call
-    elif (definition_changed and not body_changed and old is not None and new is not None
-          and old.doc == new.doc and compatible_signature(old.node, new.node)
-          and not _impure(decorators, pure)):  # fmt: skip
+    elif (
+        definition_changed
+        and not body_changed
+        and old is not None
+        and new is not None
+        and old.doc == new.doc
+        and compatible_signature(old.node, new.node)
+        and not _impure(decorators, pure)
+    ):
         names = tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
     return ChangedRegion(
-        id=rid, file=file, kind=kind, region=RegionKind.FUNCTION,
+        id=rid,
+        file=file,
+        kind=kind,
+        region=RegionKind.FUNCTION,
         old_id=old.id if old and old.id != rid else None,
         dynamic_dispatch=bool((new and new.dynamic_dispatch) or (old and old.dynamic_dispatch)),
         memo=bool((new and new.memo) or (old and old.memo)),
-        body_changed=body_changed, definition_changed=definition_changed,
-        names=names, docstring_only=doc_only and not _impure(decorators, pure),
+        body_changed=body_changed,
+        definition_changed=definition_changed,
+        names=names,
+        docstring_only=doc_only and not _impure(decorators, pure),
         doc_changed=(old.doc if old else None) != (new.doc if new else None),
         side_effects=definition_changed and header_moved and _impure(decorators, pure),
-        rebinds=old is not None and new is not None and _decorator_dumps(old)
-        != _decorator_dumps(new),
-        calls_through=old is not None and new is not None and _plain(old) and _plain(new)
+        rebinds=old is not None
+        and new is not None
+        and _decorator_dumps(old) != _decorator_dumps(new),
+        calls_through=old is not None
+        and new is not None
+        and _plain(old)
+        and _plain(new)
         and all(d in _THROUGH or d in through for d in decorators),
         removed=(_dotted(module, ref.qualname),) if new is None else (),
         hunks=function_hunks(old, new) if old and new and not definition_changed else (),
-    )  # fmt: skip
+    )
 
 
 def _change(
-    old: Region | None, new: Region | None, module: str | None, rid: str, file: str,
-    kind: ChangeKind, pure: frozenset[str] = frozenset(), through: frozenset[str] = frozenset(),
-) -> ChangedRegion | None:  # fmt: skip
+    old: Region | None,
+    new: Region | None,
+    module: str | None,
+    rid: str,
+    file: str,
+    kind: ChangeKind,
+    pure: frozenset[str] = frozenset(),
+    through: frozenset[str] = frozenset(),
+) -> ChangedRegion | None:
     ref = new or old
     assert ref is not None
     if (
@@ -292,24 +366,32 @@ def compare_modules(
         o = old_by_q[q]
         twin = next(
             (
-                aq for aq, a in sorted(added.items())
-                if a.kind is o.kind is RegionKind.FUNCTION and a.body == o.body
+                aq
+                for aq, a in sorted(added.items())
+                if a.kind is o.kind is RegionKind.FUNCTION
+                and a.body == o.body
                 and split_id(a.parent or "")[1] == split_id(o.parent or "")[1]
             ),
             None,
-        )  # fmt: skip
+        )
         if twin is not None:
             a = added.pop(twin)
-            out.append(ChangedRegion(
-                id=a.id, file=path, kind=ChangeKind.RENAMED, region=a.kind, old_id=o.id,
-                body_changed=False, definition_changed=True,
-                names=(_dotted(module, o.qualname), _dotted(module, a.qualname)),
-                side_effects=_impure(o.decorators + a.decorators, pure),
-                removed=(_dotted(module, o.qualname),),
-            ))  # fmt: skip
+            out.append(
+                ChangedRegion(
+                    id=a.id,
+                    file=path,
+                    kind=ChangeKind.RENAMED,
+                    region=a.kind,
+                    old_id=o.id,
+                    body_changed=False,
+                    definition_changed=True,
+                    names=(_dotted(module, o.qualname), _dotted(module, a.qualname)),
+                    side_effects=_impure(o.decorators + a.decorators, pure),
+                    removed=(_dotted(module, o.qualname),),
+                )
+            )
             continue
-        change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED,
-                         pure)  # fmt: skip
+        change = _change(o, None, module, o.id, old.path if old else path, ChangeKind.DELETED, pure)
         if change is not None:
             out.append(change)
     for q in sorted(added):

@@ -77,8 +77,9 @@ def calls_through(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if any(isinstance(n, ast.Yield | ast.YieldFrom | ast.Lambda) for n in nodes):
             return False
         returns = [n for n in nodes if isinstance(n, ast.Return)]
-        if not returns or any(n.value is None or not _calls_name(n.value, wrapped)
-                              for n in returns):  # fmt: skip
+        if not returns or any(
+            n.value is None or not _calls_name(n.value, wrapped) for n in returns
+        ):
             return False
         last = wrapper.body[-1]
         if not isinstance(last, ast.Return | ast.Raise):
@@ -87,8 +88,10 @@ def calls_through(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _calls_name(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
-               for n in ast.walk(node))  # fmt: skip
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+        for n in ast.walk(node)
+    )
 
 
 def wrapping_decorators(
@@ -102,7 +105,8 @@ def wrapping_decorators(
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             for d in node.decorator_list:
                 (called if isinstance(d, ast.Call) else bare).add(
-                    _last(d.func if isinstance(d, ast.Call) else d))  # fmt: skip
+                    _last(d.func if isinstance(d, ast.Call) else d)
+                )
     out = set()
     for name in sorted(bare - called - {""}):
         fn = resolver.function(tree, module, name)
@@ -115,5 +119,8 @@ def through_decorators(
     resolver: BaseResolver, tree: ast.Module, module: str | None, names: frozenset[str]
 ) -> frozenset[str]:
     """Which of the wrapping decorator ``names`` call through (:func:`calls_through`)."""
-    return frozenset(n for n in names if (fn := resolver.function(tree, module, n)) is not None
-                     and calls_through(fn))  # fmt: skip
+    return frozenset(
+        n
+        for n in names
+        if (fn := resolver.function(tree, module, n)) is not None and calls_through(fn)
+    )

@@ -35,7 +35,8 @@ def _condition_only(old_code: list[str], new_code: list[str]) -> bool:
     changed, and the tests that evaluated it are the ones that executed that line."""
     return (
         len(old_code) == len(new_code) == 1
-        and bool(_ELIF.match(old_code[0])) and bool(_ELIF.match(new_code[0]))
+        and bool(_ELIF.match(old_code[0]))
+        and bool(_ELIF.match(new_code[0]))
         and _indent(old_code[0]) == _indent(new_code[0])
     )
 
@@ -43,9 +44,11 @@ def _condition_only(old_code: list[str], new_code: list[str]) -> bool:
 def function_hunks(old: Region, new: Region) -> tuple[Hunk, ...]:
     before, after = old.text.splitlines(), new.text.splitlines()
     matcher = difflib.SequenceMatcher(
-        None, [line.rstrip() for line in before], [line.rstrip() for line in after],
+        None,
+        [line.rstrip() for line in before],
+        [line.rstrip() for line in after],
         autojunk=False,
-    )  # fmt: skip
+    )
     hunks = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":

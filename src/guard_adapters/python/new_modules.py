@@ -34,8 +34,17 @@ def _installed_names() -> frozenset[str]:
 
 
 def _python_files(root: Path) -> list[str]:
-    out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
-              "*.py", binary=True)  # fmt: skip
+    out = git(
+        root,
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        "--",
+        "*.py",
+        binary=True,
+    )
     assert isinstance(out, bytes)
     return sorted({os.fsdecode(p) for p in out.split(b"\0") if p})
 
@@ -56,9 +65,10 @@ def _top_level(path: str, packages: set[str]) -> tuple[str, str]:
 
 def _new_paths(files: Iterable[ChangedFile]) -> list[str]:
     return sorted(
-        f.path for f in files
+        f.path
+        for f in files
         if f.path.endswith(".py") and f.kind in (FileKind.ADDED, FileKind.RENAMED)
-    )  # fmt: skip
+    )
 
 
 def new_module_effects(
@@ -93,8 +103,11 @@ def new_module_effects(
         known_here = folder in owners.get(name, set())
         clashes = owners.get(name, set()) - {folder}
         if name and not known_here and (name in _installed_names() or clashes):
-            where = "an installed or standard module" if not clashes else \
-                ", ".join(sorted(f"{c}/{name}" for c in clashes))  # fmt: skip
+            where = (
+                "an installed or standard module"
+                if not clashes
+                else ", ".join(sorted(f"{c}/{name}" for c in clashes))
+            )
             hazards.append(f"new module {path} shadows the importable name {name!r} ({where})")
         word = p.parent.name if p.name == "__init__.py" else p.stem
         if word:

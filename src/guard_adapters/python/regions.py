@@ -26,22 +26,67 @@ DefNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 PURE_CALLS = frozenset(
     {
-        "bool", "bytes", "cast", "compile", "defaultdict", "dict", "field", "float",
-        "frozenset", "getLogger", "int", "list", "namedtuple", "NamedTuple", "NewType",
-        "object", "OrderedDict", "ParamSpec", "set", "str", "tuple", "TypeVar", "TypeVarTuple",
-        "TypedDict", "Path", "PurePath", "escape", "partial", "itemgetter", "attrgetter",
+        "bool",
+        "bytes",
+        "cast",
+        "compile",
+        "defaultdict",
+        "dict",
+        "field",
+        "float",
+        "frozenset",
+        "getLogger",
+        "int",
+        "list",
+        "namedtuple",
+        "NamedTuple",
+        "NewType",
+        "object",
+        "OrderedDict",
+        "ParamSpec",
+        "set",
+        "str",
+        "tuple",
+        "TypeVar",
+        "TypeVarTuple",
+        "TypedDict",
+        "Path",
+        "PurePath",
+        "escape",
+        "partial",
+        "itemgetter",
+        "attrgetter",
     }
-)  # fmt: skip
+)
 """Callables whose call at import time only builds a value (no registration, no I/O)."""
 
 PURE_DECORATORS = frozenset(
     {
-        "abstractmethod", "abstractproperty", "asynccontextmanager", "cache", "cached_property",
-        "classmethod", "contextmanager", "deleter", "final", "getter", "lru_cache",
-        "no_type_check", "overload", "override", "property", "runtime_checkable", "setter",
-        "staticmethod", "total_ordering", "wraps", "dataclass", "unique", "deprecated",
+        "abstractmethod",
+        "abstractproperty",
+        "asynccontextmanager",
+        "cache",
+        "cached_property",
+        "classmethod",
+        "contextmanager",
+        "deleter",
+        "final",
+        "getter",
+        "lru_cache",
+        "no_type_check",
+        "overload",
+        "override",
+        "property",
+        "runtime_checkable",
+        "setter",
+        "staticmethod",
+        "total_ordering",
+        "wraps",
+        "dataclass",
+        "unique",
+        "deprecated",
     }
-)  # fmt: skip
+)
 """Decorators that wrap or mark a function without registering it anywhere."""
 
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "__import__", "globals", "locals", "vars"})
@@ -133,9 +178,7 @@ class Region:
         """A function that keeps what it computed in a container that outlives the call (a
         module-level dict, ``self._cache``, ``cls._registry``) and reads it back: a call that
         finds the entry runs none of the code that computed it."""
-        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) and is_memo(
-            self.node
-        )
+        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef) and is_memo(self.node)
 
 
 @attrs.frozen(slots=False)
@@ -197,17 +240,40 @@ def own_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 _OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
 _DOC_READS = frozenset(
-    {"help", "getdoc", "cleandoc", "render_doc", "getcomments", "testmod", "DocTestSuite",
-     "DocTestFinder", "run_docstring_examples", "testfile"}
-)  # fmt: skip
+    {
+        "help",
+        "getdoc",
+        "cleandoc",
+        "render_doc",
+        "getcomments",
+        "testmod",
+        "DocTestSuite",
+        "DocTestFinder",
+        "run_docstring_examples",
+        "testfile",
+    }
+)
 _SIGNATURE_READS = frozenset(
     {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints"}
-)  # fmt: skip
+)
 
 
-_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
-                     "assertWarns", "assertWarnsRegex", "warns", "suppress", "assert_raises",
-                     "assert_raises_regex", "RaisesGroup", "raises_regex"})  # fmt: skip
+_RAISES = frozenset(
+    {
+        "raises",
+        "assertRaises",
+        "assertRaisesRegex",
+        "assertRaisesRegexp",
+        "assertWarns",
+        "assertWarnsRegex",
+        "warns",
+        "suppress",
+        "assert_raises",
+        "assert_raises_regex",
+        "RaisesGroup",
+        "raises_regex",
+    }
+)
 
 
 def _guarded(node: ast.AST) -> set[int]:
@@ -230,8 +296,12 @@ def _guarded(node: ast.AST) -> set[int]:
 def _patched(call: ast.Call, name: str) -> set[str]:
     """Attributes a mock replaces (``patch("m.C.f")``, ``patch.multiple(C, f=...)``): a test
     that calls through the mock never runs ``f``, yet an autospec mock checks its signature."""
-    if name == "patch" and call.args and isinstance(call.args[0], ast.Constant) and isinstance(
-            call.args[0].value, str):  # fmt: skip
+    if (
+        name == "patch"
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
         return {call.args[0].value.rpartition(".")[2]}
     if name == "multiple":
         return {k.arg for k in call.keywords if k.arg}
@@ -244,8 +314,11 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
     shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
     a value read."""
     out: set[str] = set()
-    nodes = list(own_nodes(node)) if isinstance(node, DefNode | ast.ClassDef | ast.Module) \
-        else list(ast.walk(node))  # fmt: skip
+    nodes = (
+        list(own_nodes(node))
+        if isinstance(node, DefNode | ast.ClassDef | ast.Module)
+        else list(ast.walk(node))
+    )
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     guarded = _guarded(node) if called else set()
     for n in nodes:
@@ -318,8 +391,12 @@ def is_memo(fn: FunctionNode) -> bool:
             key = _container(n.func.value, local)
             if key is not None and n.func.attr in ("get", "setdefault"):
                 read.add(key)
-            if key is not None and n.func.attr == "setdefault" and len(n.args) > 1 \
-                    and _computed(n.args[1]):  # fmt: skip
+            if (
+                key is not None
+                and n.func.attr == "setdefault"
+                and len(n.args) > 1
+                and _computed(n.args[1])
+            ):
                 written.add(key)
     return bool(written & read)
 
@@ -502,11 +579,18 @@ class _Collector:
         start, end = _span(node)
         body_start = _body_start(node)
         self.regions[rid] = Region(
-            id=rid, qualname=qualname, name=node.name, kind=RegionKind.FUNCTION,
-            start=start, end=end, def_line=node.lineno,
-            decorators=tuple(_last_name(d) for d in node.decorator_list), parent=parent,
-            text="".join(self.lines[start - 1 : end]), node=node,
-        )  # fmt: skip
+            id=rid,
+            qualname=qualname,
+            name=node.name,
+            kind=RegionKind.FUNCTION,
+            start=start,
+            end=end,
+            def_line=node.lineno,
+            decorators=tuple(_last_name(d) for d in node.decorator_list),
+            parent=parent,
+            text="".join(self.lines[start - 1 : end]),
+            node=node,
+        )
         self.paint(body_start, end, rid)
         self.walk(node.body, f"{qualname}.<locals>.", rid, in_function=True)
 
@@ -515,11 +599,18 @@ class _Collector:
         rid = node_id(self.path, f"{qualname}.{CLASS_BODY}")
         start, end = _span(node)
         self.regions[rid] = Region(
-            id=rid, qualname=f"{qualname}.{CLASS_BODY}", name=node.name,
-            kind=RegionKind.CLASS_BODY, start=start, end=end, def_line=node.lineno,
-            decorators=tuple(_last_name(d) for d in node.decorator_list), parent=parent,
-            text="".join(self.lines[start - 1 : end]), node=node,
-        )  # fmt: skip
+            id=rid,
+            qualname=f"{qualname}.{CLASS_BODY}",
+            name=node.name,
+            kind=RegionKind.CLASS_BODY,
+            start=start,
+            end=end,
+            def_line=node.lineno,
+            decorators=tuple(_last_name(d) for d in node.decorator_list),
+            parent=parent,
+            text="".join(self.lines[start - 1 : end]),
+            node=node,
+        )
         self.paint(start, end, rid)
         self.walk(node.body, f"{qualname}.", rid, in_function=False)
 
@@ -532,8 +623,15 @@ def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> M
     collector = _Collector(path, lines, source_lines)
     module_id = node_id(path, MODULE_SCOPE)
     collector.regions[module_id] = Region(
-        id=module_id, qualname=MODULE_SCOPE, name=MODULE_SCOPE, kind=RegionKind.MODULE,
-        start=1, end=lines, def_line=1, text=source, node=tree,
-    )  # fmt: skip
+        id=module_id,
+        qualname=MODULE_SCOPE,
+        name=MODULE_SCOPE,
+        kind=RegionKind.MODULE,
+        start=1,
+        end=lines,
+        def_line=1,
+        text=source,
+        node=tree,
+    )
     collector.walk(tree.body, "", module_id, in_function=False)
     return ModuleRegions(path=path, regions=collector.regions, owners=tuple(collector.owners))

@@ -43,11 +43,24 @@ from guard_core.model import (
 
 ENVIRONMENT_NAMES = frozenset(
     {
-        "pyproject.toml", "setup.cfg", "setup.py", "tox.ini", "pytest.ini", "noxfile.py",
-        "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock", "MANIFEST.in",
-        ".python-version", "environment.yml", "conda-lock.yml", ".coveragerc",
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "tox.ini",
+        "pytest.ini",
+        "noxfile.py",
+        "Pipfile",
+        "Pipfile.lock",
+        "poetry.lock",
+        "uv.lock",
+        "pdm.lock",
+        "MANIFEST.in",
+        ".python-version",
+        "environment.yml",
+        "conda-lock.yml",
+        ".coveragerc",
     }
-)  # fmt: skip
+)
 COMPILED_SUFFIXES = frozenset({".c", ".h", ".cc", ".cpp", ".pyx", ".pxd", ".rs", ".so", ".pyd"})
 
 _BASE_CACHE = 256  # parsed base-side files kept per slicer
@@ -150,17 +163,34 @@ class GitSlicer:
             if problem:
                 problems.append(problem)
         if any(r.removed for r in regions):  # which changed files still import a gone name
-            files = [attrs.evolve(f, imports_after=from_imports(parsed[f.path], module_name(
-                root, f.path))) if f.path in parsed else f for f in files]  # fmt: skip
+            files = [
+                attrs.evolve(
+                    f, imports_after=from_imports(parsed[f.path], module_name(root, f.path))
+                )
+                if f.path in parsed
+                else f
+                for f in files
+            ]
         hazards, dependents = new_module_effects(root, files)
-        return ChangeSet(base=base_sha, files=tuple(files), regions=tuple(regions),
-                         problems=tuple(problems), integrity=tuple(flags),
-                         hazards=tuple(hazards), dependents=tuple(dependents))  # fmt: skip
+        return ChangeSet(
+            base=base_sha,
+            files=tuple(files),
+            regions=tuple(regions),
+            problems=tuple(problems),
+            integrity=tuple(flags),
+            hazards=tuple(hazards),
+            dependents=tuple(dependents),
+        )
 
     def _entry(
-        self, root: Path, base: str, entry: DiffEntry, layout: PytestLayout,
-        flags: list[IntegrityFlag], parsed: dict[str, ModuleRegions],
-    ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:  # fmt: skip
+        self,
+        root: Path,
+        base: str,
+        entry: DiffEntry,
+        layout: PytestLayout,
+        flags: list[IntegrityFlag],
+        parsed: dict[str, ModuleRegions],
+    ) -> tuple[ChangedFile, list[ChangedRegion], str | None]:
         kind = _KINDS.get(entry.status, FileKind.MODIFIED)
         role = file_role(entry.path, layout)
         if entry.old_path and role is not FileRole.TEST:
@@ -178,8 +208,9 @@ class GitSlicer:
             changed = ChangedFile(entry.path, kind, role, entry.old_path, collects=collects)
             return changed, [], f"cannot read {entry.path}: {exc}"
         binary = any(d is not None and is_binary(d) for d in (old_data, new_data))
-        changed = ChangedFile(entry.path, kind, role, entry.old_path, binary=binary,
-                              collects=collects)  # fmt: skip
+        changed = ChangedFile(
+            entry.path, kind, role, entry.old_path, binary=binary, collects=collects
+        )
         if entry.status not in "AMDRT":
             return changed, [], f"{entry.path}: unknown change kind {entry.status!r}"
         if role is FileRole.TEST and entry.path.endswith(".py") and cached is None:
@@ -202,8 +233,9 @@ class GitSlicer:
         module = module_name(root, entry.path)
         resolver = BaseResolver(root)
         pure, through = _wrapping(resolver, module, old, new)
-        found = _with_classes(compare_modules(old, new, module, pure, through), module,
-                              resolver, new, old)  # fmt: skip
+        found = _with_classes(
+            compare_modules(old, new, module, pure, through), module, resolver, new, old
+        )
         if collects or (entry.old_path and layout.is_test_file(entry.old_path)):
             found = _with_test_ids(found, layout, old, new)
         return changed, found, None
@@ -230,17 +262,22 @@ def _wrapping(
 
 
 def _with_classes(
-    found: list[ChangedRegion], module: str | None, resolver: BaseResolver,
+    found: list[ChangedRegion],
+    module: str | None,
+    resolver: BaseResolver,
     *sides: ModuleRegions | None,
-) -> list[ChangedRegion]:  # fmt: skip
+) -> list[ChangedRegion]:
     """Each class body or method with its class, and whether that class has a base outside
     the repository."""
     out = []
     for r in found:
         side = next((s for s in sides if s is not None and r.id in s.regions), None)
         region = side.regions[r.id] if side is not None else None
-        owner = region if region is not None and region.kind is RegionKind.CLASS_BODY else (
-            side.regions.get(region.parent or "") if side is not None and region else None)
+        owner = (
+            region
+            if region is not None and region.kind is RegionKind.CLASS_BODY
+            else (side.regions.get(region.parent or "") if side is not None and region else None)
+        )
         if side is None or owner is None or owner.kind is not RegionKind.CLASS_BODY:
             out.append(r)
             continue

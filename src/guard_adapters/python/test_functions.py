@@ -12,8 +12,10 @@ from guard_core.model import RegionKind, TestNode, node_id
 def collected_test_ids(path: str, regions: ModuleRegions, layout: PytestLayout) -> dict[str, str]:
     """Region id -> pytest node id, for the regions of ``path`` that may be test functions
     (a class with a base may be a ``unittest.TestCase`` whatever its name)."""
-    return {node_id(path, t.qualname.replace("::", ".")): t.id
-            for t in collected_tests(path, regions, layout, loose=True)}  # fmt: skip
+    return {
+        node_id(path, t.qualname.replace("::", ".")): t.id
+        for t in collected_tests(path, regions, layout, loose=True)
+    }
 
 
 def collected_tests(
