@@ -10,7 +10,6 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
@@ -33,7 +32,8 @@ from guard_core.model import (
     TrustComponents,
     split_id,
 )
-from guard_core.ports import GraphStore, PolicyInput, Slicer, Vote
+from guard_core.plugins import Plugins
+from guard_core.ports import EvidenceReader, PolicyInput, Slicer, TrustPolicy, Vote
 from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
 from guard_core.selection import (
     Selection,
@@ -68,10 +68,10 @@ class Engine:
     def __init__(
         self,
         settings: Settings,
-        store: GraphStore,
+        store: EvidenceReader,
         slicer: Slicer,
-        policies: Sequence[Any],
-        plugins: Any = None,
+        policies: Sequence[TrustPolicy],
+        plugins: Plugins | None = None,
         environment: Fingerprint | None = None,
     ) -> None:
         self.settings = settings

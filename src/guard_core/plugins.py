@@ -15,7 +15,16 @@ from guard_core.errors import ConfigError, GuardError
 from guard_core.logs import get_logger
 
 if TYPE_CHECKING:
-    from guard_core.ports import EvidenceRefresher, GraphStore, Runner, Slicer, TrustPolicy
+    from guard_core.model import Decision
+    from guard_core.ports import (
+        EvidenceRefresher,
+        GraphStore,
+        PolicyInput,
+        Runner,
+        Slicer,
+        TrustPolicy,
+        Vote,
+    )
 
 hookimpl = pluggy.HookimplMarker("guard")
 log = get_logger("guard.plugins")
@@ -155,8 +164,8 @@ class Plugins:
         names = settings.policies or tuple(sorted(self.registry.policies))
         return [self._pick("trust policy", self.registry.policies, n, settings) for n in names]
 
-    def extra_votes(self, data: Any) -> list[Any]:
+    def extra_votes(self, data: PolicyInput) -> list[Vote]:
         return [v for v in self.pm.hook.guard_trust_vote(data=data) if v is not None]
 
-    def adjust_decision(self, decision: Any, data: Any) -> list[Any]:
+    def adjust_decision(self, decision: Decision, data: PolicyInput) -> list[Decision]:
         return [d for d in self.pm.hook.guard_adjust_decision(decision=decision, data=data) if d]

@@ -27,7 +27,7 @@ from guard_core.model import (
     node_id,
     split_id,
 )
-from guard_core.ports import GraphStore
+from guard_core.ports import EvidenceReader
 
 _MAX_NAME_ROUNDS = 8  # import-time bindings followed this deep, then run-all
 
@@ -59,7 +59,7 @@ def module_region(path: str) -> str:
     return node_id(path, MODULE_SCOPE)
 
 
-def names_closure(store: GraphStore, names: Iterable[str]) -> set[str]:
+def names_closure(store: EvidenceReader, names: Iterable[str]) -> set[str]:
     """The names plus every re-export of them (``pkg.X`` for ``pkg.mod.X``), transitively."""
     found = set(names)
     frontier = set(found)
@@ -79,7 +79,7 @@ def _reads(ref: str, names: set[str]) -> bool:
 
 
 def _follow_import_time_reads(
-    store: GraphStore,
+    store: EvidenceReader,
     readers: dict[str, tuple[str, str, str]],
     names: set[str],
     may_fail: bool = False,
@@ -124,7 +124,7 @@ def _in_tests(function_id: str) -> bool:
 
 
 def _readers(
-    store: GraphStore,
+    store: EvidenceReader,
     names: set[str],
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
@@ -210,7 +210,7 @@ def _readers(
 
 
 def select_readers(
-    store: GraphStore,
+    store: EvidenceReader,
     names: Sequence[str],
     evidence: Mapping[str, Sequence[CoverEdge]],
     selection: Selection,
@@ -336,7 +336,7 @@ _MEMO_HOPS = 3
 
 
 def select_memoised_callers(
-    store: GraphStore,
+    store: EvidenceReader,
     regions: Iterable[ChangedRegion],
     selection: Selection,
     min_confidence: float,
