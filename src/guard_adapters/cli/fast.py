@@ -16,6 +16,7 @@ from __future__ import annotations
 import _socket
 import marshal
 import os
+import signal
 import sys
 
 from guard_adapters.sockets import digest, socket_path
@@ -191,5 +192,8 @@ def main() -> None:
     try:
         run_here()
     finally:
+        # the command has answered: a Ctrl-C now would only kill the interpreter's exit
+        # silently (no message, a failing status for work that was done)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if fast:
             start_worker(argv)
