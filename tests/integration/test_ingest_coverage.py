@@ -82,6 +82,29 @@ def test_xdist_workers_give_the_same_edges(
         parallel.close()
 
 
+SPAWNING = {
+    "pkg/__init__.py": "",
+    "pkg/cli.py": "def main():\n    print('ok')\n\n\nif __name__ == '__main__':\n    main()\n",
+    "tests/test_cli.py": (
+        "import subprocess\nimport sys\n\n\n"
+        "def test_child():\n"
+        "    subprocess.run([sys.executable, '-m', 'pkg.cli'], check=True)\n\n\n"
+        "def test_plain():\n    assert True\n"
+    ),
+}
+
+
+def test_xdist_workers_are_not_children_of_the_tests(
+    tmp_path: Path, store: FalkorGraphStore
+) -> None:
+    """pytest-xdist's controller starts its workers as Python processes: that is no test's
+    doing, and marking every test a spawner would select the whole suite for any change."""
+    pytest.importorskip("xdist")
+    repo = make_repo(tmp_path / "spawning", SPAWNING)
+    ingest_coverage(repo, store, pytest_args=["-n", "2"])
+    assert store.spawning_tests() == ["tests/test_cli.py::test_child"]
+
+
 def test_flaky_test_is_detected_and_its_partial_edges_kept_at_their_confidence(
     sample: Path, store: FalkorGraphStore
 ) -> None:

@@ -387,12 +387,20 @@ class GuardCollector:
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
-            "spawned": sorted(self.spawned),
+            # pytest-xdist's controller runs no test: the Python children it starts are its
+            # workers, whose own collectors see what the tests spawn
+            "spawned": [] if _xdist_controller(session) else sorted(self.spawned),
             "consumed": {ctx: sorted(labels) for ctx, labels in list(self.memo.consumed.items())},
             "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
+
+
+def _xdist_controller(session: Any) -> bool:
+    return "PYTEST_XDIST_WORKER" not in os.environ and bool(
+        session.config.pluginmanager.has_plugin("dsession")
+    )
 
 
 class _LabelledLoader:
