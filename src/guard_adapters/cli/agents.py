@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from guard_adapters.cli.group import guard, handle_errors, repo_option
+from guard_adapters.cli.group import guard, handle_errors, python_option, repo_option
 from guard_core.errors import GuardError
 
 
@@ -36,7 +36,7 @@ def detect_python(repo: Path) -> str:
     type=click.Choice(["claude", "codex", "cursor", "opencode", "all"]),
     help="Install this agent's integration (repeatable).",
 )
-@click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@python_option
 @handle_errors
 def init(repo: Path, agents: tuple[str, ...], python: str | None) -> None:
     """Set a repository up for Guard; running it again changes nothing."""

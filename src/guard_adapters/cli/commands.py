@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from guard_adapters.cli.group import emit_json, guard, handle_errors, repo_option
+from guard_adapters.cli.group import emit_json, guard, handle_errors, python_option, repo_option
 
 if TYPE_CHECKING:
     from guard_core.model import Decision
@@ -161,7 +161,7 @@ def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
     type=click.IntRange(1, 20),
     help="Run the suite N times; edges get confidence = share of runs that saw them.",
 )
-@click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@python_option
 @click.option("--shard", default=None, help="K/N: ingest the K-th of N slices of the suite.")
 @click.option("--pytest-args", default="", help="Extra arguments for pytest (one string).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -329,7 +329,7 @@ def check_cmd(
     default=None,
     help="Exit 1 when the decision's trust is below this.",
 )
-@click.option("--python", "python", default=None, help="Interpreter that runs the tests.")
+@python_option
 @click.option(
     "--refresh/--no-refresh",
     default=None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +47,22 @@ repo_option = click.option(
     default=".",
     show_default=True,
     help="The target repository.",
+)
+
+
+def _interpreter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # a path is relative to where the command was typed; pytest runs in the repository
+    if value and os.sep in value:
+        return os.path.abspath(os.path.expanduser(value))
+    return value
+
+
+python_option = click.option(
+    "--python",
+    "python",
+    default=None,
+    callback=_interpreter,
+    help="Interpreter that runs the tests.",
 )
 
 
