@@ -6,6 +6,7 @@ a smaller selection.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from guard_core.model import (
 )
 from guard_core.plugins import Plugins
 from guard_core.ports import EvidenceReader, PolicyInput, Slicer, TrustPolicy, Vote
+from guard_core.read_cache import cached
 from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
 from guard_core.selection import (
     Selection,
@@ -86,6 +88,11 @@ class Engine:
     def check(self, base: str | None = None) -> Decision:
         """The decision for the working tree against ``base`` (default: the commit the evidence
         was collected at, so commits made since the ingest are part of the change)."""
+        one = copy.copy(self)  # this check's reads are cached for this check only
+        one.store = cached(self.store)
+        return one._check(base)
+
+    def _check(self, base: str | None) -> Decision:
         started = time.perf_counter()
         repo: Path = self.settings.repo
         try:
