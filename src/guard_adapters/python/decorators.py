@@ -10,6 +10,8 @@ function do, which the function's covering tests and readers already cover.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from typing import Any
 
 from guard_adapters.python.bases import BaseResolver
 
@@ -94,6 +96,25 @@ def _calls_name(node: ast.AST, name: str) -> bool:
     )
 
 
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _definitions(
+    statements: list[ast.stmt],
+) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """Every def and class in ``statements``, at any depth: only statements hold them, so
+    the expressions (most of a module's nodes) are not walked."""
+    pending: list[Any] = list(statements)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node
+        for block in _BLOCKS:
+            children = getattr(node, block, None)
+            if isinstance(children, list):
+                pending.extend(children)
+
+
 def wrapping_decorators(
     resolver: BaseResolver, tree: ast.Module, module: str | None
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -101,12 +122,11 @@ def wrapping_decorators(
     that resolve to a repository function that only wraps; every decorator name it applies)."""
     bare: set[str] = set()
     called: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            for d in node.decorator_list:
-                (called if isinstance(d, ast.Call) else bare).add(
-                    _last(d.func if isinstance(d, ast.Call) else d)
-                )
+    for node in _definitions(tree.body):
+        for d in node.decorator_list:
+            (called if isinstance(d, ast.Call) else bare).add(
+                _last(d.func if isinstance(d, ast.Call) else d)
+            )
     out = set()
     for name in sorted(bare - called - {""}):
         fn = resolver.function(tree, module, name)
