@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import OrderedDict
 from pathlib import Path
 
 _PLAIN = frozenset(
@@ -43,21 +44,46 @@ def module_path(root: Path, dotted: str) -> Path | None:
     return None
 
 
+class ParsedFiles:
+    """Parsed repository files, kept while their bytes stay the same: a slicer that lives
+    across checks (the worker's) re-reads the files the bases live in, not re-parses them."""
+
+    def __init__(self, limit: int = 64) -> None:
+        self.limit = limit
+        self._trees: OrderedDict[Path, tuple[bytes, ast.Module | None]] = OrderedDict()
+
+    def tree(self, path: Path) -> ast.Module | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        kept = self._trees.get(path)
+        if kept is not None and kept[0] == data:
+            self._trees.move_to_end(path)
+            return kept[1]
+        try:
+            tree: ast.Module | None = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        self._trees[path] = (data, tree)
+        while len(self._trees) > self.limit:
+            self._trees.popitem(last=False)
+        return tree
+
+
 class BaseResolver:
     """Answers "does this class reach a base outside the repository?", caching parsed
     modules for one slice."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, parsed: ParsedFiles | None = None) -> None:
         self.root = root
         self._trees: dict[str, ast.Module | None] = {}
+        self._parsed = parsed if parsed is not None else ParsedFiles()
 
     def _tree(self, module: str) -> ast.Module | None:
         if module not in self._trees:
             path = module_path(self.root, module)
-            try:
-                self._trees[module] = ast.parse(path.read_bytes()) if path else None
-            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-                self._trees[module] = None
+            self._trees[module] = self._parsed.tree(path) if path else None
         return self._trees[module]
 
     def function(

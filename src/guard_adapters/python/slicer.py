@@ -18,7 +18,7 @@ import attrs
 from guard_adapters.git.diff import DiffEntry, diff_entries, is_binary, read_at
 from guard_adapters.git.repo import head_sha, repo_root, resolve_rev
 from guard_adapters.pytest.layout import PytestLayout, load_layout
-from guard_adapters.python.bases import BaseResolver
+from guard_adapters.python.bases import BaseResolver, ParsedFiles
 from guard_adapters.python.compare import compare_modules
 from guard_adapters.python.decorators import through_decorators, wrapping_decorators
 from guard_adapters.python.integrity import integrity_flags
@@ -120,6 +120,7 @@ class GitSlicer:
         self._base_regions: OrderedDict[tuple[str, str], ModuleRegions] = OrderedDict()
         self._roots: dict[Path, Path] = {}
         self._resolved: set[tuple[Path, str]] = set()
+        self._parsed_files = ParsedFiles()
 
     def _old_side(
         self, root: Path, base: str, entry: DiffEntry
@@ -231,7 +232,7 @@ class GitSlicer:
         if new is not None:
             parsed[entry.path] = new
         module = module_name(root, entry.path)
-        resolver = BaseResolver(root)
+        resolver = BaseResolver(root, self._parsed_files)
         pure, through = _wrapping(resolver, module, old, new)
         found = _with_classes(
             compare_modules(old, new, module, pure, through), module, resolver, new, old
