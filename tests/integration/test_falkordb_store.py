@@ -167,6 +167,33 @@ def test_tests_covering_keeps_every_test_with_its_best_edges(store: FalkorGraphS
     assert {e.test for e in store.tests_covering(ids, 0.95)} == {tests[0]}
 
 
+def test_a_reader_every_test_runs_answers_for_all_and_a_partial_one_does_not(
+    store: FalkorGraphStore,
+) -> None:
+    small_graph(store)
+    tests = [f"tests/test_a.py::test_{n}" for n in ("one", "two", "three")]
+    store.write_coverage(
+        [
+            *(CoverEdge("pkg/a.py::root", t) for t in tests),  # the whole suite runs it
+            CoverEdge("pkg/a.py::helper", tests[0]),
+            CoverEdge("pkg/a.py::top", tests[0]),
+            CoverEdge("pkg/a.py::top", tests[1]),
+        ],
+        sha="s1",
+        tests=[*tests, "tests/test_a.py::test_no_edges"],  # a test that ran nothing
+        replace=True,
+    )
+    wide = store.tests_covering(["pkg/a.py::helper", "pkg/a.py::top", "pkg/a.py::root"])
+    assert sorted(e.test for e in wide) == sorted(tests)  # one edge each, from root
+    assert {e.function for e in wide} == {"pkg/a.py::root"}
+    partial = store.tests_covering(["pkg/a.py::helper", "pkg/a.py::top"])
+    assert {e.test for e in partial} == set(tests[:2])
+    # a repair edge gives a test that ran nothing evidence: root no longer covers everyone
+    store.add_repair_edge("pkg/a.py::helper", "tests/test_a.py::test_no_edges", "s2")
+    wide = store.tests_covering(["pkg/a.py::helper", "pkg/a.py::root"])
+    assert {e.test for e in wide} == {*tests, "tests/test_a.py::test_no_edges"}
+
+
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
     small_graph(store)
     store.add_repair_edge("pkg/a.py::top", "tests/test_a.py::test_one", "s2")

@@ -7,6 +7,7 @@ from typing import Any
 
 from guard_adapters.falkordb.codec import decode_body, decode_lines
 from guard_adapters.falkordb.connection import GraphConnection
+from guard_adapters.falkordb.schema import META_KEY
 from guard_core.model import (
     CLASS_BODY,
     BodyStatements,
@@ -109,6 +110,8 @@ class GraphQueries(GraphConnection):
         ids = sorted({i for i in function_ids if "::" in i})
         if not ids:
             return []
+        if len(ids) > 1 and (everyone := self._run_by_every_test(ids, min_confidence)):
+            return everyone
         rows = self._read(
             "UNWIND $ids AS id MATCH (f:Function {id: id})-[c:COVERED_BY]->(t:Test) "
             "WHERE c.confidence >= $min WITH t, f, c ORDER BY c.confidence DESC "
@@ -121,6 +124,34 @@ class GraphQueries(GraphConnection):
             for tid, kept in rows
             for fid, source, conf, count, sha in kept
         ]
+
+    def _run_by_every_test(self, ids: list[str], min_confidence: float) -> list[CoverEdge]:
+        """When the most-run of ``ids`` was run by every test that ran any function, always
+        (confidence 1), one edge per test from it (the answer's tests are then all of those,
+        whatever the others ran, and no edge is more confident):
+        a name read by code the whole suite runs need not cost every edge of every reader.
+        Empty when no single one of them was (or the count is not recorded yet)."""
+        widest = self._read(
+            "UNWIND $ids AS id MATCH (f:Function {id: id}) WHERE f.test_count > 0 "
+            "RETURN f.id ORDER BY f.test_count DESC LIMIT 1",
+            {"ids": ids},
+        )
+        if not widest:
+            return []
+        rows = self._read(
+            "MATCH (f:Function {id: $id})-[c:COVERED_BY]->(t:Test) WHERE c.confidence >= $min "
+            "RETURN t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha",
+            {"id": widest[0][0], "min": min_confidence},
+        )
+        tests = {row[0] for row in rows}
+        evidenced = self._read(
+            "MATCH (m:Meta {key: $key}) RETURN m.evidenced_tests", {"key": META_KEY}
+        )
+        if not evidenced or evidenced[0][0] is None or len(tests) < evidenced[0][0]:
+            return []
+        if any(row[2] is None or row[2] < 1.0 for row in rows):
+            return []  # a less confident edge may not be a test's best: the full answer
+        return [_cover_edge(widest[0][0], *row) for row in rows]
 
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
         """Functions that reach ``function_id`` through at most ``hops`` ``CALLS`` edges, each

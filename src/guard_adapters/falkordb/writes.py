@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from guard_adapters.falkordb.codec import encode_bindings, encode_lines, encode_reads
 from guard_adapters.falkordb.connection import GraphConnection, _chunks_by_size
+from guard_adapters.falkordb.schema import META_KEY
 from guard_core.errors import UnknownId
 from guard_core.model import (
     CoverEdge,
@@ -233,9 +234,16 @@ class GraphWrites(GraphConnection):
         self.refresh_no_evidence()
 
     def refresh_no_evidence(self) -> None:
+        """Per function: whether no test ran it and how many did; and how many tests ran any
+        function (what lets a wide read stop at one reader the whole suite runs)."""
         self._query(
             "MATCH (f:Function) OPTIONAL MATCH (f)-[c:COVERED_BY]->(:Test) "
-            "WITH f, count(c) AS n SET f.no_evidence = (n = 0)"
+            "WITH f, count(c) AS n SET f.no_evidence = (n = 0), f.test_count = n"
+        )
+        self._query(
+            "MATCH (:Function)-[:COVERED_BY]->(t:Test) WITH count(DISTINCT t) AS n "
+            "MERGE (m:Meta {key: $key}) SET m.evidenced_tests = n",
+            {"key": META_KEY},
         )
 
     def set_flake_rates(self, rates: dict[str, float]) -> None:
@@ -323,6 +331,7 @@ class GraphWrites(GraphConnection):
             {"fid": function_id, "tid": test_id, "sha": sha},
         )
         if rows:
+            self.refresh_no_evidence()  # the test may have had no evidence before
             return
         if not self._read("MATCH (f:Function {id: $id}) RETURN f.id", {"id": function_id}):
             raise UnknownId(
