@@ -126,16 +126,19 @@ def ingest_coverage(
                 outcomes=tuple(e.outcomes.values()),
             )
         )
-    complete = shard is None or store.mark_shard(sha, shard[0], shard[1])
-    store.update_ingest_info(
-        coverage_sha=sha,
-        coverage_complete=complete,
-        coverage_runs=n,
-        environment=environment,
-        python=collector.python,
-        known_failures=json.dumps(evidence[-1].failures),
-        lineage=[],
-    )
+    fields: dict[str, object] = {
+        "coverage_sha": sha,
+        "coverage_runs": n,
+        "environment": environment,
+        "python": collector.python,
+        "known_failures": json.dumps(evidence[-1].failures),
+        "lineage": [],
+    }
+    if shard is None:
+        store.update_ingest_info(**fields, coverage_complete=True)
+    else:  # completeness is the shard marker's to say, atomically with the marking
+        store.update_ingest_info(**fields)
+        store.mark_shard(sha, shard[0], shard[1])
     last = evidence[-1].outcomes
     failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
     return CoverageReport(

@@ -110,6 +110,7 @@ class FakeStore:
         ]
 
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+        self.info = attrs.evolve(self.info, coverage_complete=True)
         return True
 
     def set_edge_lines(self, edges: Iterable[CoverEdge]) -> None: ...

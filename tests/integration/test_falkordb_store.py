@@ -194,6 +194,21 @@ def test_a_reader_every_test_runs_answers_for_all_and_a_partial_one_does_not(
     assert {e.test for e in wide} == {*tests, "tests/test_a.py::test_no_edges"}
 
 
+def test_the_last_shard_marks_the_base_complete_in_the_same_step(
+    store: FalkorGraphStore,
+) -> None:
+    store.update_ingest_info(coverage_sha="s1", coverage_complete=False)
+    assert store.mark_shard("s1", 1, 2) is False
+    assert not store.ingest_info().coverage_complete
+    assert store.mark_shard("s1", 2, 2) is True
+    assert store.ingest_info().coverage_complete
+    assert store.mark_shard("s1", 2, 2) is True  # a shard run again counts once
+    done = store._read("MATCH (m:Meta {key: $k}) RETURN m.shards_done", {"k": META_KEY})
+    assert sorted(done[0][0]) == [1, 2]
+    assert store.mark_shard("s2", 1, 2) is False  # another commit starts over
+    assert not store.ingest_info().coverage_complete
+
+
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
     small_graph(store)
     store.add_repair_edge("pkg/a.py::top", "tests/test_a.py::test_one", "s2")

@@ -59,3 +59,18 @@ def test_a_shard_leaves_the_base_incomplete_until_every_shard_is_in() -> None:
     ingest_coverage(store, Scripted([_run({T1: {"pkg/m.py::f": frozenset()}})]), sha="abc",
                     shard=(1, 2))  # fmt: skip
     assert store.info.coverage_sha == "abc" and not store.info.coverage_complete
+
+
+def test_a_shard_that_finishes_first_never_undoes_the_last_ones_complete() -> None:
+    class OtherShardLands(FakeStore):
+        """Shard 1 is marked while shard 2 is not yet; shard 2 then lands and completes the
+        base before shard 1's use case has returned."""
+
+        def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+            self.info = attrs.evolve(self.info, coverage_complete=True)  # shard 2's marking
+            return False
+
+    store = OtherShardLands(info=IngestInfo())
+    ingest_coverage(store, Scripted([_run({T1: {"pkg/m.py::f": frozenset()}})]), sha="abc",
+                    shard=(1, 2))  # fmt: skip
+    assert store.info.coverage_complete and store.info.coverage_sha == "abc"

@@ -81,14 +81,17 @@ class FalkorGraphStore(GraphWrites, GraphQueries):
         )
 
     def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
-        """Record that ``shard`` of ``shards`` finished at ``sha``; True once all have (atomic,
-        so concurrent CI workers can share one server)."""
+        """Record that ``shard`` of ``shards`` finished at ``sha``, and whether the evidence
+        of ``sha`` is now complete (every shard in); True once it is. One query, so shards
+        that finish together on one server cannot undo each other's answer."""
         rows = self._query(
             "MERGE (m:Meta {key: $key}) "
             "WITH m, CASE WHEN m.shard_sha = $sha AND m.shard_count = $n "
             "THEN coalesce(m.shards_done, []) ELSE [] END AS done "
-            "SET m.shard_sha = $sha, m.shard_count = $n, m.shards_done = done + [$k] "
-            "RETURN m.shards_done",
+            "WITH m, CASE WHEN $k IN done THEN done ELSE done + [$k] END AS now "
+            "SET m.shard_sha = $sha, m.shard_count = $n, m.shards_done = now, "
+            "m.coverage_complete = size(now) >= $n "
+            "RETURN now",
             {"key": META_KEY, "sha": sha, "k": shard, "n": shards},
         )
         return len(set(rows[0][0])) >= shards
