@@ -30,6 +30,29 @@ def _servers() -> Check:
     )
 
 
+def _persistence(store: object) -> Iterator[Check]:
+    facts_of = getattr(store, "server_facts", None)
+    if facts_of is None:  # another store adapter
+        return
+    try:
+        facts = facts_of()
+    except GuardError as exc:
+        yield Check("server persistence", False, exc.message, exc.hint or "")
+        return
+    version = f"Redis {facts.version or '?'}, FalkorDB module {facts.graph_module or '?'}"
+    persists = facts.persists
+    if persists is None:
+        yield Check("server persistence", True, f"{version}; CONFIG is not allowed: unknown")
+        return
+    detail = f"{version}; RDB snapshots {facts.save or 'off'}, AOF {facts.appendonly or 'no'}"
+    yield Check(
+        "server persistence",
+        persists,
+        detail if persists else f"{detail}: a restart loses all evidence",
+        "" if persists else "set `save 60 1` (or `appendonly yes`) in the server's configuration",
+    )
+
+
 def run_checks(repo: Path) -> Iterator[Check]:
     from guard_adapters.falkordb.plugin import graph_name
     from guard_adapters.git.repo import head_sha, repo_root
@@ -76,6 +99,7 @@ def run_checks(repo: Path) -> Iterator[Check]:
             yield Check("FalkorDB", False, f"{mode}: {exc.message}", exc.hint or "")
             return
         yield Check("FalkorDB", True, f"{mode}, graph {graph_name(ws.settings)}")
+        yield from _persistence(ws.store)
         yield Check("schema version", True, "matches this Guard")
         yield Check(
             "static index",

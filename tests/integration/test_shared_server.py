@@ -155,3 +155,30 @@ def test_two_repositories_in_one_server_do_not_see_each_other(
     one, two = guard(first, "stats"), guard(second, "stats")
     assert one["graph"] != two["graph"]
     assert two["functions"] == one["functions"] + 2  # pkg/extra.py: its module body and extra()
+
+
+def test_doctor_warns_when_the_server_would_lose_the_evidence_on_a_restart(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    repo = make_repo(tmp_path / "proj", _project(3))
+    env = {**os.environ, "GUARD_FALKORDB_URL": tcp_url, "GUARD_WORKER": "0"}
+    port = int(tcp_url.rsplit(":", 1)[1])
+    client = redis.Redis(host="127.0.0.1", port=port, password=PASSWORD)
+
+    def doctor() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "guard_adapters.cli", "doctor", "--repo", str(repo)],
+            env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        assert "Traceback" not in done.stderr
+        return done.stdout
+
+    try:
+        assert "FAIL server persistence" in doctor()  # started with --save "" and no AOF
+        assert "a restart loses all evidence" in doctor()
+        client.config_set("save", "60 1")
+        line = next(x for x in doctor().splitlines() if "server persistence" in x)
+        assert line.startswith("ok") and "RDB snapshots 60 1" in line and "FalkorDB module" in line
+    finally:
+        client.config_set("save", "")
+        client.close()

@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import attrs
 import redis
 from falkordb import FalkorDB
 from redis.backoff import NoBackoff
@@ -119,6 +120,34 @@ def _redact(url: str) -> str:
     return scheme + sep + rest
 
 
+@attrs.frozen
+class ServerFacts:
+    """What ``guard doctor`` reports about the server (empty where it would not say)."""
+
+    version: str = ""  # the Redis server's
+    graph_module: str = ""  # FalkorDB's module version
+    save: str | None = None  # RDB snapshot schedule ("" = none); None: CONFIG is not allowed
+    appendonly: str | None = None
+
+    @property
+    def persists(self) -> bool | None:
+        """Whether written evidence survives a restart; None when the server did not say."""
+        if self.save is None and self.appendonly is None:
+            return None
+        return bool(self.save) or self.appendonly == "yes"
+
+
+def _text_keys(entry: Any) -> dict[str, Any]:
+    """A ``MODULE LIST`` entry as a dict (the client parses it, or leaves a flat list)."""
+    pairs = entry.items() if isinstance(entry, dict) else zip(entry[::2], entry[1::2], strict=False)
+    return {
+        (k.decode() if isinstance(k, bytes) else str(k)): (
+            v.decode() if isinstance(v, bytes) else v
+        )
+        for k, v in pairs
+    }
+
+
 class GraphConnection:
     """One repository's graph in one FalkorDB database, and the calls every part of the store
     makes through it."""
@@ -165,6 +194,23 @@ class GraphConnection:
     def _write_rows(self, cypher: str, rows: Sequence[dict[str, Any]], **params: Any) -> None:
         for chunk in _batches(rows):
             self._query(cypher, {"rows": list(chunk), **params})
+
+    def server_facts(self) -> ServerFacts:
+        conn = self.db.connection
+        with self._call("info"):
+            version = str(conn.info("server").get("redis_version", ""))
+        module = ""
+        with contextlib.suppress(redis.RedisError):
+            for entry in conn.execute_command("MODULE", "LIST") or ():
+                fields = _text_keys(entry)
+                if fields.get("name") == "graph":
+                    module = str(fields.get("ver", ""))
+        settings: dict[str, str | None] = {"save": None, "appendonly": None}
+        for key in settings:
+            with contextlib.suppress(redis.RedisError):  # managed servers may hide CONFIG
+                value = conn.config_get(key).get(key)
+                settings[key] = None if value is None else str(value)
+        return ServerFacts(version, module, settings["save"], settings["appendonly"])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
