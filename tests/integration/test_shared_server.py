@@ -182,3 +182,30 @@ def test_doctor_warns_when_the_server_would_lose_the_evidence_on_a_restart(
     finally:
         client.config_set("save", "")
         client.close()
+
+
+def test_the_ci_shard_script_fills_one_commits_evidence(tmp_path: Path, tcp_url: str) -> None:
+    script = Path(__file__).resolve().parents[2] / "examples" / "ci" / "guard-shard.sh"
+    repo = make_repo(tmp_path / "proj", _project(5))
+    graph = f"ci:{uuid.uuid4().hex[:8]}"
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `guard` on it
+    env = {
+        **os.environ, "GUARD_FALKORDB_URL": tcp_url, "GUARD_GRAPH": graph, "SHARDS": "3",
+        "GUARD_WORKER": "0", "PATH": path,
+    }  # fmt: skip
+    jobs = [
+        subprocess.Popen(["bash", str(script), str(repo)], env={**env, "SHARD": str(k)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for k in (1, 2, 3)
+    ]  # fmt: skip  (3 shards of 2 test files: one of them holds no test)
+    for job in jobs:
+        _, err = job.communicate(timeout=240)
+        assert job.returncode == 0, err
+    store = FalkorGraphStore(connect(tcp_url), graph)
+    try:
+        info = store.ingest_info()
+        assert info.coverage_complete
+        assert len(store.all_tests()) == 7
+    finally:
+        store.clear()
+        store.close()
