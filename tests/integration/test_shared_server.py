@@ -80,7 +80,11 @@ def tcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     finally:
         client.close()
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _cli(url: str, graph: str, *args: str) -> subprocess.Popen[str]:
@@ -206,6 +210,43 @@ def test_the_ci_shard_script_fills_one_commits_evidence(tmp_path: Path, tcp_url:
         info = store.ingest_info()
         assert info.coverage_complete
         assert len(store.all_tests()) == 7
+    finally:
+        store.clear()
+        store.close()
+
+
+def test_eight_shards_at_once_with_checks_while_they_write(tmp_path: Path, tcp_url: str) -> None:
+    files = _project(7)
+    for i in range(8):  # more test files, so most shards write evidence
+        files[f"tests/test_part{i}.py"] = (
+            f"from pkg.calc import two\n\n\ndef test_part{i}():\n    assert two({i}) == {i + 2}\n"
+        )
+    repo = make_repo(tmp_path / "proj", files)
+    graph = f"eight:{uuid.uuid4().hex[:8]}"
+    (repo / "pkg/calc.py").write_text(files["pkg/calc.py"].replace("x + 2", "x + 20"))
+    shards = [_cli(tcp_url, graph, "ingest-coverage", str(repo), "--shard", f"{k}/8")
+              for k in range(1, 9)]  # fmt: skip
+    decisions = []
+    while any(p.poll() is None for p in shards):
+        check = _cli(tcp_url, graph, "check", "--repo", str(repo), "--json")
+        out, err = check.communicate(timeout=120)
+        assert check.returncode == 0 and "Traceback" not in err, err
+        decisions.append(json.loads(out))
+    for proc in shards:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+    # while shards were writing, a check never trusted half the evidence
+    for d in decisions:
+        assert d["level"] == "run-all" or d["tests"] is None or len(d["tests"]) >= 9, d
+    check = _cli(tcp_url, graph, "check", "--repo", str(repo), "--json")
+    out, _ = check.communicate(timeout=120)
+    final = json.loads(out)
+    expected = {f"tests/test_part{i}.py::test_part{i}" for i in range(8)}
+    assert expected | {"tests/test_calc.py::test_two"} <= set(final["tests"])
+    assert "tests/test_calc.py::test_one" not in final["tests"]
+    store = FalkorGraphStore(connect(tcp_url), graph)
+    try:
+        assert store.ingest_info().coverage_complete and len(store.all_tests()) == 15
     finally:
         store.clear()
         store.close()
