@@ -138,7 +138,7 @@ def ingest_coverage(
         store.update_ingest_info(**fields, coverage_complete=True)
     else:  # completeness is the shard marker's to say, atomically with the marking
         store.update_ingest_info(**fields)
-        store.mark_shard(sha, shard[0], shard[1])
+        store.mark_shard(sha, shard[0], shard[1], tests=len(tests))
     last = evidence[-1].outcomes
     failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
     return CoverageReport(

@@ -111,9 +111,10 @@ class EvidenceWriter(Protocol):
         is a doctest item)."""
 
     def record_run(self, run: RunRecord) -> None: ...
-    def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
-        """Record ``shard`` of ``shards`` done at ``sha`` and, in the same atomic step,
-        whether the evidence of ``sha`` is complete; True once it is."""
+    def mark_shard(self, sha: str, shard: int, shards: int, tests: int = 1) -> bool:
+        """Record ``shard`` of ``shards`` done at ``sha`` (having run ``tests``) and, in the
+        same atomic step, whether the evidence of ``sha`` is complete: every shard in and
+        some test run among them; True once it is."""
         ...
 
     def set_edge_lines(self, edges: Iterable[CoverEdge]) -> None: ...

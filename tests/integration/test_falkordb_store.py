@@ -188,6 +188,14 @@ def test_a_reader_every_test_runs_answers_for_all_and_a_partial_one_does_not(
     assert {e.function for e in wide} == {"pkg/a.py::root"}
     partial = store.tests_covering(["pkg/a.py::helper", "pkg/a.py::top"])
     assert {e.test for e in partial} == set(tests[:2])
+    # a writer that keeps no counts (an older Guard on a shared server) adds a test run only
+    # by top: the stale count must not cut it from the answer
+    store._query(
+        "MATCH (f:Function {id: 'pkg/a.py::top'}) MERGE (t:Test {id: 'tests/test_a.py::test_new'}) "
+        "CREATE (f)-[:COVERED_BY {source: 'coverage', confidence: 1.0}]->(t)"
+    )
+    wide = store.tests_covering(["pkg/a.py::top", "pkg/a.py::root"])
+    assert "tests/test_a.py::test_new" in {e.test for e in wide}
     # a repair edge gives a test that ran nothing evidence: root no longer covers everyone
     store.add_repair_edge("pkg/a.py::helper", "tests/test_a.py::test_no_edges", "s2")
     wide = store.tests_covering(["pkg/a.py::helper", "pkg/a.py::root"])
@@ -207,6 +215,12 @@ def test_the_last_shard_marks_the_base_complete_in_the_same_step(
     assert sorted(done[0][0]) == [1, 2]
     assert store.mark_shard("s2", 1, 2) is False  # another commit starts over
     assert not store.ingest_info().coverage_complete
+    # shards that all ran nothing (wrong test arguments) never make evidence complete
+    assert store.mark_shard("s3", 1, 2, tests=0) is False
+    assert store.mark_shard("s3", 2, 2, tests=0) is False
+    assert not store.ingest_info().coverage_complete
+    assert store.mark_shard("s4", 1, 2, tests=0) is False
+    assert store.mark_shard("s4", 2, 2, tests=5) is True  # one empty shard is fine
 
 
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:

@@ -105,6 +105,26 @@ def test_xdist_workers_are_not_children_of_the_tests(
     assert store.spawning_tests() == ["tests/test_cli.py::test_child"]
 
 
+def test_a_child_the_xdist_controller_starts_itself_is_a_spawn_of_every_test(
+    tmp_path: Path, store: FalkorGraphStore
+) -> None:
+    """A controller-only hook that runs repository code in a child (a code generator whose
+    output every test reads) is the whole session's spawn, under xdist as without it."""
+    pytest.importorskip("xdist")
+    conftest = (
+        "import subprocess\nimport sys\n\n\n"
+        "def pytest_configure(config):\n"
+        "    if not hasattr(config, 'workerinput'):\n"
+        "        subprocess.run([sys.executable, '-m', 'pkg.cli'], check=True)\n"
+    )
+    repo = make_repo(tmp_path / "hooked", {**SPAWNING, "conftest.py": conftest})
+    ingest_coverage(repo, store, pytest_args=["-n", "2"])
+    assert store.spawning_tests() == [
+        "tests/test_cli.py::test_child",
+        "tests/test_cli.py::test_plain",
+    ]
+
+
 def test_flaky_test_is_detected_and_its_partial_edges_kept_at_their_confidence(
     sample: Path, store: FalkorGraphStore
 ) -> None:

@@ -52,7 +52,7 @@ def test_a_run_that_saw_no_test_writes_nothing() -> None:
 
 def test_a_shard_leaves_the_base_incomplete_until_every_shard_is_in() -> None:
     class Sharded(FakeStore):
-        def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+        def mark_shard(self, sha: str, shard: int, shards: int, tests: int = 1) -> bool:
             return False
 
     store = Sharded(info=IngestInfo())
@@ -66,7 +66,7 @@ def test_a_shard_that_finishes_first_never_undoes_the_last_ones_complete() -> No
         """Shard 1 is marked while shard 2 is not yet; shard 2 then lands and completes the
         base before shard 1's use case has returned."""
 
-        def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
+        def mark_shard(self, sha: str, shard: int, shards: int, tests: int = 1) -> bool:
             self.info = attrs.evolve(self.info, coverage_complete=True)  # shard 2's marking
             return False
 
@@ -76,8 +76,8 @@ def test_a_shard_that_finishes_first_never_undoes_the_last_ones_complete() -> No
     assert store.info.coverage_complete and store.info.coverage_sha == "abc"
 
 
-def test_a_shard_without_tests_is_marked_done() -> None:
+def test_a_shard_without_tests_is_marked_done_but_proves_nothing_alone() -> None:
     store = FakeStore(info=IngestInfo())
-    ingest_coverage(store, Scripted([_run({})]), sha="abc", shard=(2, 2))
-    assert store.info.coverage_sha == "abc" and store.info.coverage_complete
+    ingest_coverage(store, Scripted([_run({})]), sha="abc", shard=(1, 1))  # no error
+    assert store.info.coverage_sha == "abc" and not store.info.coverage_complete
     assert store.edges == []

@@ -144,10 +144,14 @@ class GraphQueries(GraphConnection):
             {"id": widest[0][0], "min": min_confidence},
         )
         tests = {row[0] for row in rows}
-        evidenced = self._read(
-            "MATCH (m:Meta {key: $key}) RETURN m.evidenced_tests", {"key": META_KEY}
+        counted = self._read(
+            "MATCH (m:Meta {key: $key}) RETURN m.evidenced_tests, m.evidenced_edges",
+            {"key": META_KEY},
         )
-        if not evidenced or evidenced[0][0] is None or len(tests) < evidenced[0][0]:
+        edges = self._count("MATCH ()-[c:COVERED_BY]->() RETURN count(c)")
+        if not counted or None in counted[0] or counted[0][1] != edges:
+            return []  # not counted, or written since it was
+        if len(tests) < counted[0][0]:
             return []
         if any(row[2] is None or row[2] < 1.0 for row in rows):
             return []  # a less confident edge may not be a test's best: the full answer

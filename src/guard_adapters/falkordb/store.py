@@ -80,21 +80,23 @@ class FalkorGraphStore(GraphWrites, GraphQueries):
             {"key": META_KEY, "fields": {k: v for k, v in fields.items()}},
         )
 
-    def mark_shard(self, sha: str, shard: int, shards: int) -> bool:
-        """Record that ``shard`` of ``shards`` finished at ``sha``, and whether the evidence
-        of ``sha`` is now complete (every shard in); True once it is. One query, so shards
-        that finish together on one server cannot undo each other's answer."""
+    def mark_shard(self, sha: str, shard: int, shards: int, tests: int = 1) -> bool:
+        """Record that ``shard`` of ``shards`` finished at ``sha`` having run ``tests``, and
+        whether the evidence of ``sha`` is now complete: every shard in, and at least one of
+        them ran a test. One query, so shards that finish together on one server cannot undo
+        each other's answer."""
         rows = self._query(
             "MERGE (m:Meta {key: $key}) "
-            "WITH m, CASE WHEN m.shard_sha = $sha AND m.shard_count = $n "
-            "THEN coalesce(m.shards_done, []) ELSE [] END AS done "
-            "WITH m, CASE WHEN $k IN done THEN done ELSE done + [$k] END AS now "
+            "WITH m, m.shard_sha = $sha AND m.shard_count = $n AS same "
+            "WITH m, CASE WHEN same THEN coalesce(m.shards_done, []) ELSE [] END AS done, "
+            "CASE WHEN same THEN coalesce(m.shard_tests, 0) ELSE 0 END AS ran "
+            "WITH m, CASE WHEN $k IN done THEN done ELSE done + [$k] END AS now, ran + $t AS ran "
             "SET m.shard_sha = $sha, m.shard_count = $n, m.shards_done = now, "
-            "m.coverage_complete = size(now) >= $n "
-            "RETURN now",
-            {"key": META_KEY, "sha": sha, "k": shard, "n": shards},
+            "m.shard_tests = ran, m.coverage_complete = size(now) >= $n AND ran > 0 "
+            "RETURN m.coverage_complete",
+            {"key": META_KEY, "sha": sha, "k": shard, "n": shards, "t": tests},
         )
-        return len(set(rows[0][0])) >= shards
+        return bool(rows[0][0])
 
     def stats(self) -> GraphStats:
         counts = {}

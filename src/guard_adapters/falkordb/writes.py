@@ -240,9 +240,12 @@ class GraphWrites(GraphConnection):
             "MATCH (f:Function) OPTIONAL MATCH (f)-[c:COVERED_BY]->(:Test) "
             "WITH f, count(c) AS n SET f.no_evidence = (n = 0), f.test_count = n"
         )
+        # with the number of edges it was counted at: any later write (a repair edge, an
+        # older Guard that keeps no count) changes that number, and the count is not used
         self._query(
             "MATCH (:Function)-[:COVERED_BY]->(t:Test) WITH count(DISTINCT t) AS n "
-            "MERGE (m:Meta {key: $key}) SET m.evidenced_tests = n",
+            "MATCH ()-[c:COVERED_BY]->() WITH n, count(c) AS edges "
+            "MERGE (m:Meta {key: $key}) SET m.evidenced_tests = n, m.evidenced_edges = edges",
             {"key": META_KEY},
         )
 

@@ -57,6 +57,7 @@ _SPAWNS = frozenset(
 
 
 _IDLE_WATCHDOG = "guard_adapters.falkordb.idle"
+_EXECNET_BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"  # execnet's popen gateway
 _LAUNCHERS = frozenset(
     {
         "sh",
@@ -204,6 +205,7 @@ class GuardCollector:
         self.tests: dict[str, dict[str, Any]] = {}
         self.opened: dict[str, set[str]] = defaultdict(set)
         self.spawned: set[str] = set()  # contexts that started a Python child process
+        self.config: Any = None  # pytest's, once registered
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.tracer: _MonitoringTracer | None = None
@@ -257,6 +259,17 @@ class GuardCollector:
 
         base.start = start_watched  # type: ignore[method-assign,assignment]
 
+    def _starts_xdist_worker(self, args: tuple[Any, ...]) -> bool:
+        """pytest-xdist's controller starting a worker (execnet's bootstrap): no test's
+        doing, and the worker's own collector sees what its tests spawn. Any other child the
+        controller starts (a hook's code generator) stays a spawn of the whole session."""
+        if "PYTEST_XDIST_WORKER" in os.environ or self.config is None:
+            return False
+        if not self.config.pluginmanager.has_plugin("dsession"):
+            return False
+        argv = args[1] if len(args) > 1 else None
+        return isinstance(argv, list | tuple) and _EXECNET_BOOTSTRAP in map(str, argv)
+
     def _relative(self, path: str) -> str | None:
         if not path.endswith(".py"):
             return None
@@ -276,7 +289,11 @@ class GuardCollector:
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event in _SPAWNS:
-            if self.context not in self.spawned and _runs_python(event, args):
+            if (
+                self.context not in self.spawned
+                and _runs_python(event, args)
+                and not self._starts_xdist_worker(args)
+            ):
                 self.spawned.add(self.context)
             return
         if event not in _AUDITED or not args:
@@ -387,20 +404,12 @@ class GuardCollector:
             "tests": self.tests,
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
-            # pytest-xdist's controller runs no test: the Python children it starts are its
-            # workers, whose own collectors see what the tests spawn
-            "spawned": [] if _xdist_controller(session) else sorted(self.spawned),
+            "spawned": sorted(self.spawned),
             "consumed": {ctx: sorted(labels) for ctx, labels in list(self.memo.consumed.items())},
             "lines": self.tracer.dump() if self.tracer is not None else {},
             "finished": time.time(),
         }
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
-
-
-def _xdist_controller(session: Any) -> bool:
-    return "PYTEST_XDIST_WORKER" not in os.environ and bool(
-        session.config.pluginmanager.has_plugin("dsession")
-    )
 
 
 class _LabelledLoader:
@@ -482,4 +491,5 @@ def pytest_load_initial_conftests(early_config: Any, parser: Any, args: list[str
             k, _, n = value.partition("/")
             shard = (int(k), int(n))
     collector = GuardCollector(Path(root).resolve(), Path(out), shard)
+    collector.config = early_config
     early_config.pluginmanager.register(collector, "guard-collector")
