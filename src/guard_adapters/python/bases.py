@@ -13,7 +13,8 @@ import builtins
 from collections import OrderedDict
 from pathlib import Path
 
-_PLAIN = frozenset(
+# typing, abc and enum bases: subclassing them runs no code of the repository's or a registry's
+STANDARD_BASES = frozenset(
     {
         "object",
         "ABC",
@@ -26,11 +27,9 @@ _PLAIN = frozenset(
         "StrEnum",
         "Flag",
         "IntFlag",
-        "Exception",
-        "BaseException",
     }
-    | set(dir(builtins))
 )
+_PLAIN = STANDARD_BASES | {"Exception", "BaseException"} | set(dir(builtins))
 _DEPTH = 8
 
 

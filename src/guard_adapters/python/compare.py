@@ -7,6 +7,7 @@ import builtins
 import difflib
 from collections.abc import Iterable
 
+from guard_adapters.python.bases import STANDARD_BASES
 from guard_adapters.python.hunks import function_hunks
 from guard_adapters.python.regions import (
     PURE_DECORATORS,
@@ -18,28 +19,7 @@ from guard_adapters.python.regions import (
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
 
 _BUILTINS = frozenset(dir(builtins))
-_PLAIN_BASES = frozenset(
-    {
-        "object",
-        "ABC",
-        "Protocol",
-        "Generic",
-        "NamedTuple",
-        "TypedDict",
-        "Enum",
-        "IntEnum",
-        "StrEnum",
-        "Flag",
-        "IntFlag",
-        "str",
-        "int",
-        "float",
-        "dict",
-        "list",
-        "tuple",
-        "set",
-    }
-)
+_PLAIN_BASES = STANDARD_BASES | {"str", "int", "float", "dict", "list", "tuple", "set"}
 
 
 def _impure(decorators: Iterable[str], pure: frozenset[str] = frozenset()) -> bool:

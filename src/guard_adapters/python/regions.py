@@ -573,16 +573,22 @@ class _Collector:
                         )
                         self.walk(body, prefix, parent, in_function)
 
-    def function(self, node: FunctionNode, prefix: str, parent: str) -> None:
-        qualname = self.unique(prefix + node.name, node)
-        rid = node_id(self.path, qualname)
-        start, end = _span(node)
-        body_start = _body_start(node)
+    def _add(
+        self,
+        rid: str,
+        qualname: str,
+        kind: RegionKind,
+        node: FunctionNode | ast.ClassDef,
+        span: tuple[int, int],
+        parent: str,
+    ) -> None:
+        """The region of a def or a class, over the lines ``span``."""
+        start, end = span
         self.regions[rid] = Region(
             id=rid,
             qualname=qualname,
             name=node.name,
-            kind=RegionKind.FUNCTION,
+            kind=kind,
             start=start,
             end=end,
             def_line=node.lineno,
@@ -591,6 +597,13 @@ class _Collector:
             text="".join(self.lines[start - 1 : end]),
             node=node,
         )
+
+    def function(self, node: FunctionNode, prefix: str, parent: str) -> None:
+        qualname = self.unique(prefix + node.name, node)
+        rid = node_id(self.path, qualname)
+        start, end = _span(node)
+        body_start = _body_start(node)
+        self._add(rid, qualname, RegionKind.FUNCTION, node, (start, end), parent)
         self.paint(body_start, end, rid)
         self.walk(node.body, f"{qualname}.<locals>.", rid, in_function=True)
 
@@ -598,18 +611,8 @@ class _Collector:
         qualname = self.unique(prefix + node.name, node)
         rid = node_id(self.path, f"{qualname}.{CLASS_BODY}")
         start, end = _span(node)
-        self.regions[rid] = Region(
-            id=rid,
-            qualname=f"{qualname}.{CLASS_BODY}",
-            name=node.name,
-            kind=RegionKind.CLASS_BODY,
-            start=start,
-            end=end,
-            def_line=node.lineno,
-            decorators=tuple(_last_name(d) for d in node.decorator_list),
-            parent=parent,
-            text="".join(self.lines[start - 1 : end]),
-            node=node,
+        self._add(
+            rid, f"{qualname}.{CLASS_BODY}", RegionKind.CLASS_BODY, node, (start, end), parent
         )
         self.paint(start, end, rid)
         self.walk(node.body, f"{qualname}.", rid, in_function=False)
