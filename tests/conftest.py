@@ -67,8 +67,10 @@ def make_repo(root: Path, files: dict[str, str], commit: bool = True) -> Path:
 
 @pytest.fixture
 def guard_env(falkordb_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Point Guard (in-process and subprocesses) at the session server with a fresh graph."""
+    """Point Guard (in-process and subprocesses) at the session server with a fresh graph, kept
+    as one graph like the embedded server's (evidence per commit has its own tests)."""
     graph = f"test:{uuid.uuid4().hex[:12]}"
     monkeypatch.setenv("GUARD_FALKORDB_URL", falkordb_url)
     monkeypatch.setenv("GUARD_GRAPH", graph)
+    monkeypatch.setenv("GUARD_EVIDENCE_BASES", "1")
     return graph

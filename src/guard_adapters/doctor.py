@@ -53,6 +53,27 @@ def _persistence(store: object) -> Iterator[Check]:
     )
 
 
+def _bases(store: object, keep: int) -> Iterator[Check]:
+    from guard_core.ports import EvidenceBases
+
+    if not isinstance(store, EvidenceBases):
+        return
+    try:
+        bases = store.evidence_bases()
+    except GuardError as exc:
+        yield Check("evidence bases", False, exc.message, exc.hint or "")
+        return
+    complete = [b for b in bases if b.complete]
+    choice = getattr(store, "choice", None)
+    reading = f"; this clone reads {choice.reason}" if choice and choice.sha else ""
+    yield Check(
+        "evidence bases",
+        bool(complete),
+        f"{len(bases)} kept (retention {keep}), {len(complete)} complete{reading}",
+        "guard ingest-coverage on a commit this clone has (CI on main)",
+    )
+
+
 def run_checks(repo: Path) -> Iterator[Check]:
     from guard_adapters.falkordb.plugin import graph_name
     from guard_adapters.git.repo import head_sha, repo_root
@@ -100,6 +121,7 @@ def run_checks(repo: Path) -> Iterator[Check]:
             return
         yield Check("FalkorDB", True, f"{mode}, graph {graph_name(ws.settings)}")
         yield from _persistence(ws.store)
+        yield from _bases(ws.store, ws.settings.kept_bases)
         yield Check("schema version", True, "matches this Guard")
         yield Check(
             "static index",

@@ -40,6 +40,10 @@ class Settings:
     # `guard run` re-measures what it ran and moves the evidence base to the tree it passed on;
     # None: only with the embedded server (a shared graph's base must exist in every clone)
     refresh_evidence: bool | None = None
+    # how many base commits' evidence the graph keeps (a shared server: main, branches,
+    # worktrees); a check reads the nearest. None: 1 while guard run refreshes the evidence
+    # (the embedded server), else 8
+    evidence_bases: int | None = None
     # seconds to connect to the graph server and hear its first answer: a server that is down,
     # silent or not FalkorDB costs at most this before the decision falls back to run-all
     store_timeout: float = 5.0
@@ -60,6 +64,12 @@ class Settings:
         return self.refresh_evidence
 
     @property
+    def kept_bases(self) -> int:
+        if self.evidence_bases is not None:
+            return self.evidence_bases
+        return 1 if self.refreshes_evidence else 8
+
+    @property
     def guard_dir(self) -> Path:
         return self.state_dir if self.state_dir is not None else self.repo / ".guard"
 
@@ -74,6 +84,7 @@ _ENV = {
     "GUARD_MIN_CONFIDENCE": "min_confidence",
     "GUARD_DISABLE_PLUGIN_AUTOLOAD": "plugin_autoload",
     "GUARD_REFRESH_EVIDENCE": "refresh_evidence",
+    "GUARD_EVIDENCE_BASES": "evidence_bases",
     "GUARD_STORE_TIMEOUT": "store_timeout",
     "GUARD_STORE_QUERY_TIMEOUT": "store_query_timeout",
     "GUARD_SERVER_IDLE": "server_idle",
@@ -132,6 +143,11 @@ def _coerce(name: str, value: Any, origin: str) -> Any:
             if not 0.0 <= seconds < float("inf"):
                 raise ValueError("must be a number of seconds, 0 for never")
             return seconds
+        if name == "evidence_bases":
+            count = int(value)
+            if isinstance(value, bool) or count < 1 or str(count) != str(value).strip():
+                raise ValueError("must be a whole number of at least 1")
+            return count
         if name in _BOOLS:
             if isinstance(value, bool):
                 return value

@@ -12,6 +12,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import attrs
+
+from guard_core.bases import BaseChoice, Distance, EvidenceBase, choose_base
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
 from guard_core.lines import observers
@@ -34,7 +37,14 @@ from guard_core.model import (
     split_id,
 )
 from guard_core.plugins import Plugins
-from guard_core.ports import EvidenceReader, PolicyInput, Slicer, TrustPolicy, Vote
+from guard_core.ports import (
+    EvidenceBases,
+    EvidenceReader,
+    PolicyInput,
+    Slicer,
+    TrustPolicy,
+    Vote,
+)
 from guard_core.read_cache import cached
 from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
 from guard_core.selection import (
@@ -88,22 +98,51 @@ class Engine:
     def check(self, base: str | None = None) -> Decision:
         """The decision for the working tree against ``base`` (default: the commit the evidence
         was collected at, so commits made since the ingest are part of the change)."""
-        one = copy.copy(self)  # this check's reads are cached for this check only
-        one.store = cached(self.store)
-        return one._check(base)
-
-    def _check(self, base: str | None) -> Decision:
         started = time.perf_counter()
+        one = copy.copy(self)  # this check's reads are cached for this check only
+        reader, choice = self._base_reader()
+        one.store = cached(reader)
+        decision = one._check(base, choice, started)
+        return decision if choice is None else attrs.evolve(decision, evidence=choice)
+
+    def _base_reader(self) -> tuple[EvidenceReader, BaseChoice | None]:
+        """The evidence this check reads: with evidence kept per commit, the base nearest
+        HEAD, leased for the check (chosen again if it was pruned meanwhile)."""
+        store = self.store
+        if not isinstance(store, EvidenceBases):
+            return store, None
+        plugins = self.plugins
+        repo = self.settings.repo
+
+        def distances(bases: Sequence[EvidenceBase]) -> dict[str, Distance]:
+            return plugins.commit_distances(repo, bases) if plugins else {}
+
+        try:
+            for _ in range(2):
+                choice = choose_base(store.evidence_bases(), distances)
+                if not choice.sha:
+                    return store, choice
+                reader = store.at_base(choice.sha)
+                if reader is not None:
+                    return reader, choice
+            return store, BaseChoice("", "the evidence bases were being pruned")
+        except Exception as exc:  # the check goes on and runs everything, saying why
+            log.warning("bases_unreadable", error=repr(exc))
+            return store, BaseChoice("", f"cannot list the evidence bases: {exc}")
+
+    def _check(self, base: str | None, choice: BaseChoice | None, started: float) -> Decision:
         repo: Path = self.settings.repo
+        pre: list[Override] = []
+        if choice is not None and not choice.sha:
+            pre.append(Override(OverrideKind.STALE_GRAPH, choice.reason))
         try:
             info = self.store.ingest_info()
         except Exception as exc:  # an adapter's own error type must not escape either
             cs = self._slice(repo, base)
             return self._run_all(
-                cs, [Override(OverrideKind.STORE, f"graph unavailable: {exc}")], started
+                cs, [*pre, Override(OverrideKind.STORE, f"graph unavailable: {exc}")], started
             )
         evidence_base = base or info.coverage_sha
-        pre: list[Override] = []
         try:
             cs = self._slice(repo, evidence_base)
         except RepositoryError:

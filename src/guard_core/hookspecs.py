@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    from guard_core.bases import Distance, EvidenceBase
     from guard_core.model import Decision
     from guard_core.plugins import AdapterRegistry
     from guard_core.ports import PolicyInput, Vote
@@ -29,6 +31,16 @@ def guard_repository_root(start: Path) -> Path | None:
     read (they live at the root), so only built-in and explicitly given plug-ins take part.
 
     :return: the root folder, or None when ``start`` is in no repository this plug-in knows.
+    """
+
+
+@hookspec(firstresult=True)
+def guard_commit_distances(repo: Path, bases: Sequence[EvidenceBase]) -> dict[str, Distance] | None:
+    """How far each evidenced commit is from the HEAD of ``repo``, for the ones this clone
+    has; the first answer wins (the built-in git plug-in gives it). A base left out is one
+    the check cannot read.
+
+    :return: ``{sha: Distance}``, or None when ``repo`` is not one this plug-in knows.
     """
 
 

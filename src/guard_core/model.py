@@ -9,6 +9,8 @@ from typing import Any
 
 import attrs
 
+from guard_core.bases import BaseChoice
+
 MODULE_SCOPE = "<module>"
 """Last qualname part of the pseudo-function that stands for a module's top-level code."""
 CLASS_BODY = "<body>"
@@ -390,6 +392,8 @@ class Decision:
     # run-all whose test list cannot be known (no graph, partial evidence): ``tests`` is then
     # what the graph knows, and the JSON's ``tests`` is null, meaning "the whole suite"
     whole_suite: bool = False
+    # with evidence kept per commit: the base this check read, and why that one
+    evidence: BaseChoice | None = None
 
     SCHEMA = "guard.decision/1"
 
@@ -427,6 +431,11 @@ class Decision:
             "skipped": self.skipped_summary,
             "total_tests": self.total_tests,
             "elapsed_ms": round(self.elapsed_ms, 2),
+            "evidence_base": (
+                None
+                if self.evidence is None
+                else {"sha": self.evidence.sha or None, "reason": self.evidence.reason}
+            ),
         }
 
 

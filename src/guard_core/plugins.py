@@ -15,6 +15,10 @@ from guard_core.errors import ConfigError, GuardError
 from guard_core.logs import get_logger
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from guard_core.bases import Distance, EvidenceBase
     from guard_core.model import Decision
     from guard_core.ports import (
         EvidenceRefresher,
@@ -163,6 +167,10 @@ class Plugins:
     def trust_policies(self, settings: Settings) -> list[TrustPolicy]:
         names = settings.policies or tuple(sorted(self.registry.policies))
         return [self._pick("trust policy", self.registry.policies, n, settings) for n in names]
+
+    def commit_distances(self, repo: Path, bases: Sequence[EvidenceBase]) -> dict[str, Distance]:
+        found = self.pm.hook.guard_commit_distances(repo=repo, bases=bases)
+        return dict(found) if found else {}
 
     def extra_votes(self, data: PolicyInput) -> list[Vote]:
         return [v for v in self.pm.hook.guard_trust_vote(data=data) if v is not None]

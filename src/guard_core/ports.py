@@ -26,6 +26,7 @@ from guard_core.model import (
 )
 
 if TYPE_CHECKING:
+    from guard_core.bases import EvidenceBase
     from guard_core.evidence import RunEvidence
 
 
@@ -133,6 +134,29 @@ class GraphStore(EvidenceReader, IndexWriter, EvidenceWriter, Protocol):
     def stats(self) -> GraphStats: ...
     def clear(self) -> None: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class EvidenceBases(Protocol):
+    """A store that keeps the evidence of several base commits, each as its own graph."""
+
+    def evidence_bases(self) -> list[EvidenceBase]:
+        """The commits with evidence, complete or still being written."""
+        ...
+
+    def at_base(self, sha: str) -> GraphStore | None:
+        """The graph of ``sha``, leased so retention keeps it while a check reads it; None
+        when it is being pruned."""
+        ...
+
+    def writer_for(self, sha: str) -> GraphStore:
+        """The graph the ingest of ``sha`` writes (created on first use)."""
+        ...
+
+    def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
+        """Let go of the bases past the retention setting, except those in ``protect`` and
+        those a check read moments ago; the commits dropped."""
+        ...
 
 
 @runtime_checkable

@@ -222,7 +222,8 @@ def test_the_first_run_uses_the_interpreter_the_evidence_came_from(
     marker = tmp_path / "ran-with"
     conftest = f"import sys\nopen({str(marker)!r}, 'w').write(sys.executable)\n"
     repo = make_repo(tmp_path / "interp", {**FILES, "tests/conftest.py": conftest})
-    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:interp-{os.getpid()}"}
+    env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:interp-{os.getpid()}",
+           "GUARD_EVIDENCE_BASES": "1"}  # one graph: the refresh below writes it  # fmt: skip
     with Guard.open(repo, env=env) as g:
         g.store.clear()
         g.store.ensure_schema()

@@ -105,7 +105,8 @@ class Sample:
 
     def ingest(self) -> None:
         """(Re)write the sample's evidence from scratch: a fresh graph at the base commit."""
-        env = {"GUARD_FALKORDB_URL": self.url, "GUARD_GRAPH": self.graph}
+        env = {"GUARD_FALKORDB_URL": self.url, "GUARD_GRAPH": self.graph,
+               "GUARD_EVIDENCE_BASES": "1"}  # fmt: skip
         with Guard.open(self.repo, env=env) as g:
             g.store.clear()
             g.store.ensure_schema()

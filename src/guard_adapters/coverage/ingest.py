@@ -28,15 +28,19 @@ from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.pytest.labels import COLLECT, IMPORT, MEMO, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
-from guard_core.errors import IngestError
+from guard_core.bases import store_for_commit
+from guard_core.errors import GuardError, IngestError
 from guard_core.evidence import UNKNOWN_LINE, CoverageReport, RunEvidence
 from guard_core.evidence import ingest_coverage as record_coverage
+from guard_core.logs import get_logger
 from guard_core.model import (
     TestOutcome,
     failure_signature,
     test_function_id,
 )
-from guard_core.ports import GraphStore
+from guard_core.ports import EvidenceBases, GraphStore
+
+log = get_logger("guard.coverage")
 
 Progress = Callable[[int, int], None]
 _SHARED = (SESSION, IMPORT)
@@ -328,9 +332,15 @@ def ingest_coverage(
     root = repo_root(repo)
     sha = head_sha(root)
     started = time.perf_counter()
-    ingest_static(root, store, include_tests=True)
+    target = store_for_commit(store, sha)
+    ingest_static(root, target, include_tests=True)
     collector = CoverageCollector(root, python or sys.executable, pytest_args, progress)
     report = record_coverage(
-        store, collector, sha=sha, runs=runs, shard=shard, environment=environment
+        target, collector, sha=sha, runs=runs, shard=shard, environment=environment
     )
+    if isinstance(store, EvidenceBases) and target.ingest_info().coverage_complete:
+        try:
+            store.prune_bases(protect=[sha])
+        except GuardError as exc:  # the evidence is written; old bases stay a while longer
+            log.warning("prune_failed", error=str(exc))
     return attrs.evolve(report, duration_s=time.perf_counter() - started)

@@ -46,7 +46,7 @@ from guard_core.model import (
     failure_signature,
     test_function_id,
 )
-from guard_core.ports import GraphStore, RunResult
+from guard_core.ports import EvidenceBases, GraphStore, RunResult
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
@@ -123,6 +123,8 @@ class CoverageRefresher:
         )
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
+        if isinstance(store, EvidenceBases):
+            return "evidence is kept per commit here: only guard ingest-coverage writes it"
         info = store.ingest_info()
         if not info.python or info.python != interpreter(self.settings):
             return "the evidence was collected with another interpreter"

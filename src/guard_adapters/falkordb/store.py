@@ -76,7 +76,7 @@ class FalkorGraphStore(GraphWrites, GraphQueries):
 
     def update_ingest_info(self, **fields: object) -> None:
         self._query(
-            "MERGE (m:Meta {key: $key}) SET m += $fields",
+            "MERGE (m:Meta {key: $key}) SET m += $fields, m.written_at = timestamp()",
             {"key": META_KEY, "fields": {k: v for k, v in fields.items()}},
         )
 
@@ -92,7 +92,8 @@ class FalkorGraphStore(GraphWrites, GraphQueries):
             "CASE WHEN same THEN coalesce(m.shard_tests, 0) ELSE 0 END AS ran "
             "WITH m, CASE WHEN $k IN done THEN done ELSE done + [$k] END AS now, ran + $t AS ran "
             "SET m.shard_sha = $sha, m.shard_count = $n, m.shards_done = now, "
-            "m.shard_tests = ran, m.coverage_complete = size(now) >= $n AND ran > 0 "
+            "m.shard_tests = ran, m.coverage_complete = size(now) >= $n AND ran > 0, "
+            "m.written_at = timestamp() "
             "RETURN m.coverage_complete",
             {"key": META_KEY, "sha": sha, "k": shard, "n": shards, "t": tests},
         )

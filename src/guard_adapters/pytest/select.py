@@ -192,6 +192,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if decision is None:
         write(config.stash.get(_NOTE, "Guard did not decide"))
         return
+    if decision.evidence is not None and decision.evidence.sha:
+        write(f"evidence: {decision.evidence.reason}")
     for o in decision.overrides:
         write(f"override {o.kind_name}: {o.detail}")
     if decision.level.value != "run-all":

@@ -1,0 +1,165 @@
+"""Evidence per base commit on one server: the graph ``<name>@<sha>`` holds the index and the
+evidence of one commit, written by ``guard ingest-coverage`` (all of its shards) at that
+commit. A check reads the nearest base (``guard_core.bases``); retention drops the oldest.
+
+A check leases the base it reads (a timestamp in ``<name>:readers``). Pruning marks a base
+``retiring`` first, then looks at its lease, then deletes it: a check leases first, then
+looks at ``retiring``. Whichever comes second sees the other, so a base is never deleted
+under a check that chose it."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from falkordb import FalkorDB
+
+from guard_adapters.falkordb.connection import GraphConnection, translate_errors
+from guard_adapters.falkordb.schema import META_KEY, SCHEMA_VERSION
+from guard_adapters.falkordb.store import FalkorGraphStore
+from guard_core.bases import BaseChoice, Distance, EvidenceBase, choose_base, retired
+from guard_core.logs import get_logger
+
+log = get_logger("guard.falkordb")
+
+SEP = "@"
+_SHA = re.compile(r"[0-9a-f]{40,64}")
+# longer than any one check reads (the query timeout): a base read this recently is kept
+LEASE_S = 300.0
+# a long-lived store (the worker, the MCP server) looks for a nearer base this often
+REBIND_S = 30.0
+
+
+@attrs.frozen
+class _Graph:
+    """One graph of the repository on the server and what its metadata says."""
+
+    name: str
+    base: EvidenceBase
+    # holds coverage evidence this Guard reads (not only a static index, an ingest that has
+    # only started, or another schema version's graph)
+    usable: bool
+
+
+class BasedGraphStore(FalkorGraphStore):
+    """The graphs of one repository's evidence bases. Used as a store, it reads the base
+    nearest HEAD (chosen at its first query, again after a write through :meth:`writer_for`
+    and every ``REBIND_S``); a check picks its own through :meth:`at_base`."""
+
+    def __init__(
+        self,
+        db: FalkorDB,
+        prefix: str,
+        *,
+        keep: int,
+        repo: Path,
+        distances: Callable[[Sequence[EvidenceBase]], dict[str, Distance]],
+        lease_s: float = LEASE_S,
+    ) -> None:
+        super().__init__(db, prefix)
+        self.prefix = prefix
+        self.keep = keep
+        self.repo = repo
+        self.distances = distances
+        self.lease_s = lease_s
+        self.choice: BaseChoice | None = None
+        self._bound_at = 0.0
+        self._graphs: dict[str, _Graph] = {}
+
+    def _call(self, where: str) -> Any:
+        now = time.monotonic()
+        if self.choice is None or now - self._bound_at > REBIND_S:
+            self.choice = BaseChoice("", "")  # set first: binding queries other graphs
+            self._bound_at = now
+            self._bind()
+        return super()._call(where)
+
+    def _bind(self) -> None:
+        self.choice = choose_base(self.evidence_bases(), self.distances)
+        graph = self._graphs.get(self.choice.sha)
+        name = graph.name if graph is not None and self._lease(graph) else self.prefix
+        self.name = name
+        self.graph = self.db.select_graph(name)
+
+    # -- the bases ------------------------------------------------------------------------------
+
+    def _listing(self) -> dict[str, _Graph]:
+        with translate_errors("listing the graphs"):
+            names = [n.decode() if isinstance(n, bytes) else str(n) for n in self.db.list_graphs()]
+        found: dict[str, _Graph] = {}
+        for name in names:
+            head, sep, sha = name.partition(SEP)
+            if name != self.prefix and not (head == self.prefix and sep and _SHA.fullmatch(sha)):
+                continue
+            rows = GraphConnection(self.db, name)._read(
+                "MATCH (m:Meta {key: $key}) RETURN m.coverage_sha, m.coverage_complete, "
+                "m.written_at, m.retiring, m.schema_version",
+                {"key": META_KEY},
+            )
+            evidenced_sha, complete, written, retiring, version = (
+                rows[0] if rows else (None, False, 0, None, None)
+            )
+            if retiring:
+                continue
+            sha = str(evidenced_sha or sha)
+            if not sha:  # the one graph of an older Guard, without evidence
+                continue
+            base = EvidenceBase(sha, bool(complete), float(written or 0) / 1000)
+            entry = _Graph(name, base, bool(evidenced_sha) and version == SCHEMA_VERSION)
+            if sha not in found or found[sha].name == self.prefix:
+                found[sha] = entry
+        return found
+
+    def evidence_bases(self) -> list[EvidenceBase]:
+        self._graphs = self._listing()
+        return [g.base for g in self._graphs.values() if g.usable]
+
+    def at_base(self, sha: str) -> FalkorGraphStore | None:
+        graph = self._graphs.get(sha)
+        if graph is None or not graph.usable or not self._lease(graph):
+            return None
+        return FalkorGraphStore(self.db, graph.name)
+
+    def writer_for(self, sha: str) -> FalkorGraphStore:
+        store = FalkorGraphStore(self.db, f"{self.prefix}{SEP}{sha}")
+        store.ensure_schema()
+        self.choice = None  # what this store reads may be the base being written
+        return store
+
+    def _lease(self, graph: _Graph) -> bool:
+        with translate_errors("leasing an evidence base"):
+            self.db.connection.zadd(f"{self.prefix}:readers", {graph.name: time.time()})
+        rows = GraphConnection(self.db, graph.name)._read(
+            "MATCH (m:Meta {key: $key}) RETURN m.retiring", {"key": META_KEY}
+        )
+        return bool(rows) and not rows[0][0]
+
+    def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
+        graphs = {g.name: g for g in self._listing().values() if g.name != self.prefix}
+        by_sha = {g.base.sha: g for g in graphs.values()}
+        dropped = []
+        for sha in retired([g.base for g in graphs.values()], self.keep, protect):
+            if self._retire(by_sha[sha].name):
+                dropped.append(sha)
+        if dropped:
+            log.info("bases_pruned", graph=self.prefix, dropped=[s[:12] for s in dropped])
+        return dropped
+
+    def _retire(self, name: str) -> bool:
+        conn = GraphConnection(self.db, name)
+        meta = "MATCH (m:Meta {key: $key}) SET m.retiring = $on"
+        conn._query(meta, {"key": META_KEY, "on": True})
+        with translate_errors("reading the leases"):
+            leased = self.db.connection.zscore(f"{self.prefix}:readers", name)
+        if leased is not None and float(leased) > time.time() - self.lease_s:
+            conn._query(meta, {"key": META_KEY, "on": None})
+            return False
+        with conn._call("delete"):
+            conn.graph.delete()
+        with translate_errors("dropping a lease"):
+            self.db.connection.zrem(f"{self.prefix}:readers", name)
+        return True

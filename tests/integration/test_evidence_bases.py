@@ -1,0 +1,142 @@
+"""Evidence kept per commit on a shared TCP server: main's CI ingests two commits, a clone on a
+branch checks against the nearest evidenced ancestor and names it, retention keeps what a check
+just read, and a commit whose shards are still coming in is not read while a complete one is."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from guard_adapters.falkordb.bases import BasedGraphStore
+from guard_adapters.falkordb.store import connect
+from guard_adapters.git.ancestry import commit_distances
+from guard_adapters.git.repo import head_sha
+from tests.conftest import git, make_repo
+
+CALC = "".join(
+    f"def {name}(x):\n    return x + {n}\n\n\n"
+    for n, name in enumerate(("one", "two", "three"), start=1)
+)
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/calc.py": CALC,
+    "tests/test_calc.py": "from pkg.calc import one, two, three\n\n\n"
+    + "".join(
+        f"def test_{name}():\n    assert {name}(1) == 1 + {n}\n\n\n"
+        for n, name in enumerate(("one", "two", "three"), start=1)
+    ),
+    "tests/test_other.py": (
+        "from pkg.calc import one\n\n\ndef test_more():\n    assert one(0) == 1\n"
+    ),
+}
+T = "tests/test_calc.py::test_"
+
+
+def _guard(url: str, graph: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "guard_adapters.cli", *args],
+        env={**os.environ, "GUARD_FALKORDB_URL": url, "GUARD_GRAPH": graph, "GUARD_WORKER": "0",
+             **env},
+        capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def _check(url: str, graph: str, repo: Path) -> dict[str, Any]:
+    return dict(json.loads(_guard(url, graph, "check", "--repo", str(repo), "--json").stdout))
+
+
+def _commit(repo: Path, path: str, old: str, new: str) -> str:
+    file = repo / path
+    file.write_text(file.read_text().replace(old, new))
+    git(repo, "commit", "-qam", f"{path}: {new}")
+    return head_sha(repo)
+
+
+def _graphs(url: str, graph: str) -> set[str]:
+    db = connect(url)
+    try:
+        return {str(g) for g in db.list_graphs() if str(g).startswith(graph)}
+    finally:
+        db.connection.close()
+
+
+def test_a_branch_clone_reads_its_nearest_evidenced_ancestor_and_names_it(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    graph = f"team:{uuid.uuid4().hex[:8]}"
+    main = make_repo(tmp_path / "main", FILES)
+    first = head_sha(main)
+    _guard(tcp_url, graph, "ingest-coverage", str(main))
+    second = _commit(main, "pkg/calc.py", "return x + 2", "return x + 1 + 1")  # same behaviour
+    _guard(tcp_url, graph, "ingest-coverage", str(main))
+    assert _graphs(tcp_url, graph) == {f"{graph}@{first}", f"{graph}@{second}"}
+
+    clone = tmp_path / "agent"
+    git(tmp_path, "clone", "-q", str(main), str(clone))
+    git(clone, "checkout", "-q", "-b", "feature", first)
+    _commit(clone, "pkg/calc.py", "return x + 3", "return x + 2 + 1")
+    decision = _check(tcp_url, graph, clone)
+    assert decision["evidence_base"]["sha"] == first
+    assert "nearest evidenced ancestor of HEAD (1 behind)" in decision["evidence_base"]["reason"]
+    # read against the second commit, two()'s other body would select test_two too
+    assert decision["level"] == "subset" and decision["tests"] == [f"{T}three"]
+    human = _guard(tcp_url, graph, "check", "--repo", str(clone)).stdout
+    assert f"evidence: the evidence of {first[:12]}" in human
+
+    calc = main / "pkg/calc.py"
+    calc.write_text(calc.read_text().replace("return x + 1\n", "return x + 1 + 0\n"))
+    on_main = _check(tcp_url, graph, main)
+    assert on_main["evidence_base"]["sha"] == second
+    assert "the evidence of HEAD" in on_main["evidence_base"]["reason"]
+    assert set(on_main["tests"]) == {f"{T}one", "tests/test_other.py::test_more"}
+    git(main, "checkout", "-q", "--", ".")
+
+    # main moves on with retention 2: the first base is past it, but the clone read it just now
+    third = _commit(main, "pkg/calc.py", "return x + 1\n", "return 1 + x\n")
+    _guard(tcp_url, graph, "ingest-coverage", str(main), GUARD_EVIDENCE_BASES="2")
+    assert _graphs(tcp_url, graph) == {f"{graph}@{s}" for s in (first, second, third)}
+    db = connect(tcp_url)
+    try:
+        store = BasedGraphStore(db, graph, keep=2, repo=main, lease_s=0.0,
+                                distances=lambda b: commit_distances(main, b))  # fmt: skip
+        assert store.prune_bases(protect=[third]) == [first]  # once its lease has run out
+    finally:
+        db.connection.close()
+    assert _graphs(tcp_url, graph) == {f"{graph}@{second}", f"{graph}@{third}"}
+
+    # without its ancestor, the clone reads the base sharing the most history, and still
+    # selects what differs from it: the second commit's two() is not the branch's
+    git(clone, "fetch", "-q", "origin")
+    again = _check(tcp_url, graph, clone)
+    assert again["evidence_base"]["sha"] == second
+    assert "no evidenced ancestor" in again["evidence_base"]["reason"]
+    assert {f"{T}two", f"{T}three"} <= set(again["tests"] or ())
+
+
+def test_a_commit_whose_shards_are_not_all_in_is_passed_over_for_a_complete_one(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    graph = f"team:{uuid.uuid4().hex[:8]}"
+    repo = make_repo(tmp_path / "proj", FILES)
+    complete = head_sha(repo)
+    _guard(tcp_url, graph, "ingest-coverage", str(repo))
+    partial = _commit(repo, "pkg/calc.py", "return x + 3", "return x + 2 + 1")
+    _guard(tcp_url, graph, "ingest-coverage", str(repo), "--shard", "1/2")
+    decision = _check(tcp_url, graph, repo)
+    assert decision["evidence_base"]["sha"] == complete
+    assert (
+        f"{partial[:12]} is nearer but its ingest has not completed"
+        in (decision["evidence_base"]["reason"])
+    )
+    assert decision["level"] == "subset" and decision["tests"] == [f"{T}three"]
+    _guard(tcp_url, graph, "ingest-coverage", str(repo), "--shard", "2/2")
+    now = _check(tcp_url, graph, repo)
+    assert now["evidence_base"]["sha"] == partial and now["tests"] == []
