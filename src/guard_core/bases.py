@@ -49,6 +49,7 @@ class BaseChoice:
 
     sha: str
     reason: str
+    complete: bool = False  # the base's evidence was complete when it was chosen
 
 
 def choose_base(bases: Iterable[EvidenceBase], distances: DistanceOf) -> BaseChoice:
@@ -70,7 +71,7 @@ def choose_base(bases: Iterable[EvidenceBase], distances: DistanceOf) -> BaseCho
         return (not b.complete, not d.is_ancestor, d.behind + d.ahead, -b.written_at)
 
     best = min(usable, key=nearness)
-    return BaseChoice(best.sha, _why(best, found[best.sha], usable, found))
+    return BaseChoice(best.sha, _why(best, found[best.sha], usable, found), best.complete)
 
 
 def _why(
@@ -103,12 +104,23 @@ def _closer(a: Distance, b: Distance) -> bool:
     return (not a.is_ancestor, a.behind + a.ahead) < (not b.is_ancestor, b.behind + b.ahead)
 
 
-def retired(bases: Iterable[EvidenceBase], keep: int, protect: Iterable[str] = ()) -> list[str]:
-    """The bases a retention of ``keep`` lets go: all but the ``keep`` most recently written,
-    never one in ``protect`` (just written, or read by a check right now)."""
-    kept = sorted(bases, key=lambda b: b.written_at, reverse=True)
+def retired(
+    bases: Iterable[EvidenceBase],
+    keep: int,
+    protect: Iterable[str] = (),
+    *,
+    now: float = 0.0,
+    stale_s: float = 86400.0,
+) -> list[str]:
+    """The bases a retention of ``keep`` lets go: the complete ones past the ``keep`` most
+    recently written, and incomplete ones not written for ``stale_s`` (an ingest that died;
+    one still running is spared); never one in ``protect`` (just written, or being read)."""
+    known = list(bases)
     spared = set(protect)
-    return [b.sha for b in kept[max(keep, 1) :] if b.sha not in spared]
+    complete = sorted((b for b in known if b.complete), key=lambda b: b.written_at, reverse=True)
+    old = [b.sha for b in complete[max(keep, 1) :]]
+    dead = [b.sha for b in known if not b.complete and b.written_at < now - stale_s]
+    return [sha for sha in old + dead if sha not in spared]
 
 
 def store_for_commit(store: GraphStore, sha: str) -> GraphStore:

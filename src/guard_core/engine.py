@@ -70,6 +70,16 @@ NO_TRUST = TrustComponents(0.0, 0.0, 0.0)
 TEST_ROLES = (FileRole.TEST, FileRole.CONFTEST)
 
 
+def _still_there(reader: EvidenceReader, choice: BaseChoice) -> bool:
+    """Whether the base a check read is still what it was when chosen (a graph that vanished
+    mid-check reads as empty, which must not pass for "no test runs this")."""
+    try:
+        info = reader.ingest_info()
+    except Exception:
+        return False
+    return info.coverage_sha == choice.sha and (info.coverage_complete or not choice.complete)
+
+
 def _widest(votes: Sequence[Vote]) -> Vote:
     return max(votes, key=lambda v: (v.level.rank, -v.trust))
 
@@ -103,7 +113,14 @@ class Engine:
         reader, choice = self._base_reader()
         one.store = cached(reader)
         decision = one._check(base, choice, started)
-        return decision if choice is None else attrs.evolve(decision, evidence=choice)
+        if choice is None:
+            return decision
+        if choice.sha and not _still_there(reader, choice):
+            gone = f"the evidence of {choice.sha[:12]} was deleted or rewritten while read"
+            decision = one._run_all(
+                decision.change_set, [Override(OverrideKind.STALE_GRAPH, gone)], started
+            )
+        return attrs.evolve(decision, evidence=choice)
 
     def _base_reader(self) -> tuple[EvidenceReader, BaseChoice | None]:
         """The evidence this check reads: with evidence kept per commit, the base nearest

@@ -153,6 +153,10 @@ class EvidenceBases(Protocol):
         """The graph the ingest of ``sha`` writes (created on first use)."""
         ...
 
+    def carry_repairs(self, into: GraphStore, sha: str) -> int:
+        """Copy the repaired misses (``guard feedback``) of the other bases into ``into``."""
+        ...
+
     def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
         """Let go of the bases past the retention setting, except those in ``protect`` and
         those a check read moments ago; the commits dropped."""

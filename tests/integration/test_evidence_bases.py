@@ -121,6 +121,44 @@ def test_a_branch_clone_reads_its_nearest_evidenced_ancestor_and_names_it(
     assert {f"{T}two", f"{T}three"} <= set(again["tests"] or ())
 
 
+def test_a_repaired_miss_stays_repaired_in_the_evidence_of_later_commits(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    graph = f"team:{uuid.uuid4().hex[:8]}"
+    repo = make_repo(tmp_path / "proj", FILES)
+    _guard(tcp_url, graph, "ingest-coverage", str(repo))
+    other = "tests/test_other.py::test_more"
+    _guard(tcp_url, graph, "feedback", "--repo", str(repo),
+           "--function", "pkg/calc.py::three", "--test", other)  # fmt: skip
+    _commit(repo, "pkg/calc.py", "return x + 2", "return x + 1 + 1")
+    _guard(tcp_url, graph, "ingest-coverage", str(repo))  # a new base, a new graph
+    calc = repo / "pkg/calc.py"
+    calc.write_text(calc.read_text().replace("return x + 3", "return x + 2 + 1"))
+    decision = _check(tcp_url, graph, repo)
+    assert decision["evidence_base"]["sha"] == head_sha(repo)
+    assert set(decision["tests"]) == {f"{T}three", other}
+
+
+def test_a_base_a_pruning_gave_up_on_is_a_base_again_once_ingested(
+    tmp_path: Path, tcp_url: str
+) -> None:
+    repo = make_repo(tmp_path / "proj", FILES)
+    sha, graph = head_sha(repo), f"team:{uuid.uuid4().hex[:8]}"
+    db = connect(tcp_url)
+    try:
+        store = BasedGraphStore(db, graph, keep=2, repo=repo,
+                                distances=lambda b: commit_distances(repo, b))  # fmt: skip
+        base = store.writer_for(sha)
+        base.update_ingest_info(coverage_sha=sha, coverage_complete=True)
+        base._query("MATCH (m:Meta) SET m.retiring = true")  # a pruning died after marking
+        assert store.evidence_bases() == []
+        store.writer_for(sha)  # the next ingest of that commit
+        assert [b.sha for b in store.evidence_bases()] == [sha]
+        base.clear()
+    finally:
+        db.connection.close()
+
+
 def test_a_commit_whose_shards_are_not_all_in_is_passed_over_for_a_complete_one(
     tmp_path: Path, tcp_url: str
 ) -> None:

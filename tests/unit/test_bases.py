@@ -82,12 +82,19 @@ def test_no_base_in_the_clone_is_no_choice_with_the_reason() -> None:
     assert choose_base([], distances({})).sha == ""
 
 
-def test_retention_drops_the_oldest_but_never_a_protected_base() -> None:
+def test_retention_drops_the_oldest_complete_but_never_a_protected_base() -> None:
     bases = [base(OLD, at=1.0), base(MAIN, at=3.0), base(BRANCH, at=2.0), base(NEW, at=0.5)]
     assert retired(bases, keep=2) == [OLD, NEW]
     assert retired(bases, keep=2, protect=[NEW]) == [OLD]
     assert retired(bases, keep=5) == []
     assert retired(bases, keep=0) == [BRANCH, OLD, NEW]  # at least the newest stays
+
+
+def test_an_ingest_still_running_is_not_pruned_but_a_dead_one_is() -> None:
+    day = 86400.0
+    running = base(BRANCH, complete=False, at=10 * day)
+    bases = [base(MAIN, at=10 * day), base(OLD, at=9 * day), base(NEW, complete=False), running]
+    assert retired(bases, keep=1, now=10 * day + 60) == [OLD, NEW]
 
 
 # -- the engine -------------------------------------------------------------------------------
@@ -128,6 +135,9 @@ class FakeBases(FakeStore):
 
     def writer_for(self, sha: str) -> FakeStore:
         return self.graphs.setdefault(sha, FakeStore())
+
+    def carry_repairs(self, into: FakeStore, sha: str) -> int:
+        return 0
 
     def prune_bases(self, protect: Sequence[str] = ()) -> list[str]:
         return []
@@ -189,3 +199,26 @@ def test_a_failing_listing_runs_everything() -> None:
     decision = check(store, {MAIN: Distance(0, 0)})
     assert decision.level is Level.RUN_ALL
     assert any("cannot list the evidence bases" in o.detail for o in decision.overrides)
+
+
+@attrs.define
+class Vanishing(FakeStore):
+    """A base whose graph is deleted after the check's first read of it."""
+
+    reads: int = 0
+
+    def ingest_info(self) -> IngestInfo:
+        self.reads += 1
+        return self.info if self.reads == 1 else IngestInfo()
+
+
+def test_a_base_deleted_while_the_check_read_it_runs_everything() -> None:
+    gone = Vanishing(
+        edges=[CoverEdge(F, TESTS[0], confidence=1.0, last_verified_sha=MAIN)],
+        functions={F: FunctionFacts(F, "pkg/a.py", False, False)},
+        tests=list(TESTS),
+        info=IngestInfo(coverage_sha=MAIN, coverage_complete=True),
+    )
+    decision = check(FakeBases(graphs={MAIN: gone}), {MAIN: Distance(0, 0)})
+    assert decision.level is Level.RUN_ALL
+    assert any("deleted or rewritten while read" in o.detail for o in decision.overrides)

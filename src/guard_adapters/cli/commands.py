@@ -178,7 +178,9 @@ def ingest_coverage_cmd(
     import shlex
 
     from guard_adapters.coverage.ingest import ingest_coverage
+    from guard_adapters.git.repo import head_sha
     from guard_adapters.workspace import open_guard
+    from guard_core.bases import store_for_commit
     from guard_core.errors import ConfigError
 
     shard_pair = None
@@ -203,7 +205,7 @@ def ingest_coverage_cmd(
                 progress=update,
                 environment=fingerprint(interpreter),
             )
-        stats = ws.store.stats()
+        stats = store_for_commit(ws.store, head_sha(ws.settings.repo)).stats()  # what it wrote
     if as_json:
         emit_json(
             {

@@ -76,7 +76,6 @@ def run_collector(
         "GUARD_REPO": str(root),
         "GUARD_COLLECT_OUT": str(out),
         "PYTHONPATH": os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p),
-        "PYTHONDONTWRITEBYTECODE": "1",
     }
     cmd = [
         python,
@@ -97,10 +96,14 @@ def run_collector(
         with open(log, "w+b") as sink:
             proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=sink, stderr=subprocess.STDOUT)
             try:
-                while proc.poll() is None:
+                while True:
                     if progress:
                         progress(*_progress_of(out))
-                    time.sleep(0.2)
+                    try:
+                        proc.wait(timeout=0.2)  # returns as soon as pytest exits
+                        break
+                    except subprocess.TimeoutExpired:
+                        continue
             except BaseException:  # Ctrl-C: stop pytest; nothing has been written yet
                 proc.kill()
                 proc.wait()
@@ -192,7 +195,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 owner = regions.owner(line)
                 for ctx in contexts:
                     by_context[ctx][owner].add(line)
-    for ctx, files in payload.get("lines", {}).items():  # the sys.monitoring collector
+    for ctx, files in payload.get("lines", {}).items():  # lines the collector kept itself
         for rel, lines in files.items():
             regions = _regions(root, rel, cache)
             if regions is not None:
@@ -334,6 +337,8 @@ def ingest_coverage(
     started = time.perf_counter()
     target = store_for_commit(store, sha)
     ingest_static(root, target, include_tests=True)
+    if isinstance(store, EvidenceBases):  # before the evidence below can be complete
+        store.carry_repairs(target, sha)
     collector = CoverageCollector(root, python or sys.executable, pytest_args, progress)
     report = record_coverage(
         target, collector, sha=sha, runs=runs, shard=shard, environment=environment

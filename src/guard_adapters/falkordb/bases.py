@@ -22,7 +22,9 @@ from guard_adapters.falkordb.connection import GraphConnection, translate_errors
 from guard_adapters.falkordb.schema import META_KEY, SCHEMA_VERSION
 from guard_adapters.falkordb.store import FalkorGraphStore
 from guard_core.bases import BaseChoice, Distance, EvidenceBase, choose_base, retired
+from guard_core.errors import GuardError
 from guard_core.logs import get_logger
+from guard_core.ports import GraphStore
 
 log = get_logger("guard.falkordb")
 
@@ -79,33 +81,46 @@ class BasedGraphStore(FalkorGraphStore):
         return super()._call(where)
 
     def _bind(self) -> None:
-        self.choice = choose_base(self.evidence_bases(), self.distances)
-        graph = self._graphs.get(self.choice.sha)
-        name = graph.name if graph is not None and self._lease(graph) else self.prefix
+        try:
+            self.choice = choose_base(self.evidence_bases(), self._distances)
+            graph = self._graphs.get(self.choice.sha)
+            name = graph.name if graph is not None and self._lease(graph) else self.prefix
+        except GuardError as exc:  # read the one graph of old; try again at the next query
+            log.warning("bases_unreadable", error=exc.message)
+            self.choice, name = None, self.prefix
         self.name = name
         self.graph = self.db.select_graph(name)
 
+    def _distances(self, bases: Sequence[EvidenceBase]) -> dict[str, Distance]:
+        try:
+            return self.distances(bases)
+        except GuardError as exc:  # git cannot say: no base is known to be in this clone
+            log.warning("distances_unknown", error=exc.message)
+            return {}
+
     # -- the bases ------------------------------------------------------------------------------
 
-    def _listing(self) -> dict[str, _Graph]:
+    def _listing(self, *, retiring: bool = False) -> dict[str, _Graph]:
+        """The repository's graphs by the commit their evidence is of; ``retiring``: with the
+        ones a pruning marked (and may have died before deleting)."""
         with translate_errors("listing the graphs"):
             names = [n.decode() if isinstance(n, bytes) else str(n) for n in self.db.list_graphs()]
         found: dict[str, _Graph] = {}
         for name in names:
-            head, sep, sha = name.partition(SEP)
-            if name != self.prefix and not (head == self.prefix and sep and _SHA.fullmatch(sha)):
+            head, _, sha = name.rpartition(SEP)
+            if name != self.prefix and not (head == self.prefix and _SHA.fullmatch(sha)):
                 continue
             rows = GraphConnection(self.db, name)._read(
                 "MATCH (m:Meta {key: $key}) RETURN m.coverage_sha, m.coverage_complete, "
                 "m.written_at, m.retiring, m.schema_version",
                 {"key": META_KEY},
             )
-            evidenced_sha, complete, written, retiring, version = (
+            evidenced_sha, complete, written, marked, version = (
                 rows[0] if rows else (None, False, 0, None, None)
             )
-            if retiring:
+            if marked and not retiring:
                 continue
-            sha = str(evidenced_sha or sha)
+            sha = str(evidenced_sha or (sha if name != self.prefix else ""))
             if not sha:  # the one graph of an older Guard, without evidence
                 continue
             base = EvidenceBase(sha, bool(complete), float(written or 0) / 1000)
@@ -127,22 +142,57 @@ class BasedGraphStore(FalkorGraphStore):
     def writer_for(self, sha: str) -> FalkorGraphStore:
         store = FalkorGraphStore(self.db, f"{self.prefix}{SEP}{sha}")
         store.ensure_schema()
+        # an ingest of a commit a pruning gave up on half-way makes it a base again
+        store._query("MATCH (m:Meta {key: $key}) SET m.retiring = null", {"key": META_KEY})
         self.choice = None  # what this store reads may be the base being written
         return store
 
+    def carry_repairs(self, into: GraphStore, sha: str) -> int:
+        """Copy the ``miss_repair`` edges of the other bases (``guard feedback``) into the
+        graph ``into`` where both ends exist there: a repaired miss stays repaired in the
+        evidence of later commits. The number of edges carried."""
+        assert isinstance(into, FalkorGraphStore)
+        pairs: set[tuple[str, str]] = set()
+        for graph in self._listing().values():
+            if graph.name != into.name:
+                rows = GraphConnection(self.db, graph.name)._read(
+                    "MATCH (f:Function)-[c:COVERED_BY {source: 'miss_repair'}]->(t:Test) "
+                    "RETURN f.id, t.id"
+                )
+                pairs.update((str(f), str(t)) for f, t in rows)
+        if not pairs:
+            return 0
+        rows = into._query(
+            "UNWIND $rows AS r MATCH (f:Function {id: r[0]}), (t:Test {id: r[1]}) "
+            "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = 'miss_repair', c.confidence = 1.0, "
+            "c.evidence_count = coalesce(c.evidence_count, 0) + 1, "
+            "c.last_verified_sha = $sha, f.no_evidence = false RETURN count(c)",
+            {"rows": [list(p) for p in sorted(pairs)], "sha": sha},
+        )
+        into.refresh_no_evidence()
+        return int(rows[0][0]) if rows else 0
+
+    def _now(self) -> float:
+        """The server's clock: clients that lease and prune may disagree about the time."""
+        with translate_errors("reading the time"):
+            seconds, micros = self.db.connection.time()
+        return float(seconds) + float(micros) / 1e6
+
     def _lease(self, graph: _Graph) -> bool:
+        now = self._now()
         with translate_errors("leasing an evidence base"):
-            self.db.connection.zadd(f"{self.prefix}:readers", {graph.name: time.time()})
+            self.db.connection.zadd(f"{self.prefix}:readers", {graph.name: now})
         rows = GraphConnection(self.db, graph.name)._read(
             "MATCH (m:Meta {key: $key}) RETURN m.retiring", {"key": META_KEY}
         )
         return bool(rows) and not rows[0][0]
 
     def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
-        graphs = {g.name: g for g in self._listing().values() if g.name != self.prefix}
+        graphs = {g.name: g for g in self._listing(retiring=True).values() if g.name != self.prefix}
         by_sha = {g.base.sha: g for g in graphs.values()}
         dropped = []
-        for sha in retired([g.base for g in graphs.values()], self.keep, protect):
+        bases = [g.base for g in graphs.values()]
+        for sha in retired(bases, self.keep, protect, now=self._now()):
             if self._retire(by_sha[sha].name):
                 dropped.append(sha)
         if dropped:
@@ -150,16 +200,15 @@ class BasedGraphStore(FalkorGraphStore):
         return dropped
 
     def _retire(self, name: str) -> bool:
-        conn = GraphConnection(self.db, name)
+        conn = FalkorGraphStore(self.db, name)
         meta = "MATCH (m:Meta {key: $key}) SET m.retiring = $on"
         conn._query(meta, {"key": META_KEY, "on": True})
         with translate_errors("reading the leases"):
             leased = self.db.connection.zscore(f"{self.prefix}:readers", name)
-        if leased is not None and float(leased) > time.time() - self.lease_s:
+        if leased is not None and float(leased) > self._now() - self.lease_s:
             conn._query(meta, {"key": META_KEY, "on": None})
             return False
-        with conn._call("delete"):
-            conn.graph.delete()
+        conn.clear()
         with translate_errors("dropping a lease"):
             self.db.connection.zrem(f"{self.prefix}:readers", name)
         return True

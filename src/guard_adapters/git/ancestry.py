@@ -14,9 +14,11 @@ _SCAN = 2000
 
 def commit_distances(repo: Path, bases: Sequence[EvidenceBase]) -> dict[str, Distance]:
     """The distance of each base this clone has from HEAD. Ancestors come from one listing of
-    HEAD's history (in topological order, so ``behind`` counts commits on every path); the
-    others are measured one by one, and only when no complete base is an ancestor, since a
-    complete ancestor is always chosen over them."""
+    HEAD's history: ``behind`` is a base's position in topological order, the exact count on
+    a straight history and at most it across merges (only the order among ancestors and the
+    reason's figure depend on it: any ancestor's diff holds the whole change). The others are
+    measured one by one, and only when no complete base is an ancestor, since a complete
+    ancestor is always chosen over them."""
     wanted = {b.sha for b in bases}
     listed = str(git(repo, "rev-list", "--topo-order", f"--max-count={_SCAN}", "HEAD")).split()
     found = {sha: Distance(i, 0) for i, sha in enumerate(listed) if sha in wanted}
