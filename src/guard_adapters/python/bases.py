@@ -109,6 +109,20 @@ class BaseResolver:
             tree, module = other, mod
         return None
 
+    def decorator(
+        self, tree: ast.Module, module: str | None, node: ast.expr
+    ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function a bare decorator expression names: ``name``, or ``mod.name`` where
+        ``mod`` is a repository module ``tree`` imports; None otherwise."""
+        if isinstance(node, ast.Name):
+            return self.function(tree, module, node.id)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            target = _imported(tree, node.value.id, module)
+            other = self._tree(target) if target else None
+            if other is not None and target is not None:
+                return self.function(other, target, node.attr)
+        return None
+
     def is_open(self, tree: ast.Module, module: str | None, qualname: str) -> bool:
         return self._open(tree, module, qualname, _DEPTH)
 

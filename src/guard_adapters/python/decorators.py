@@ -115,32 +115,48 @@ def _definitions(
                 pending.extend(children)
 
 
-def wrapping_decorators(
+def _applied(
     resolver: BaseResolver, tree: ast.Module, module: str | None
-) -> tuple[frozenset[str], frozenset[str]]:
-    """(names of the decorators ``tree`` applies bare, ``@name`` and never ``@name(...)``,
-    that resolve to a repository function that only wraps; every decorator name it applies)."""
-    bare: set[str] = set()
+) -> tuple[dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | None]], set[str]]:
+    """The functions the decorators ``tree`` applies bare resolve to, by the decorator's last
+    name (``@wrap`` and ``@helpers.wrap`` alike; None where it cannot be read); and the
+    names it applies with arguments, ``@name(...)``."""
+    bare: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | None]] = {}
     called: set[str] = set()
     for node in _definitions(tree.body):
         for d in node.decorator_list:
-            (called if isinstance(d, ast.Call) else bare).add(
-                _last(d.func if isinstance(d, ast.Call) else d)
-            )
-    out = set()
-    for name in sorted(bare - called - {""}):
-        fn = resolver.function(tree, module, name)
-        if fn is not None and only_wraps(fn):
-            out.add(name)
-    return frozenset(out), frozenset(bare | called)
+            if isinstance(d, ast.Call):
+                called.add(_last(d.func))
+            elif name := _last(d):
+                bare.setdefault(name, []).append(resolver.decorator(tree, module, d))
+    return bare, called
+
+
+def wrapping_decorators(
+    resolver: BaseResolver, tree: ast.Module, module: str | None
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(names of the decorators ``tree`` applies bare, ``@name`` or ``@module.name`` and never
+    ``@name(...)``, every use of which resolves to a repository function that only wraps;
+    every decorator name it applies)."""
+    bare, called = _applied(resolver, tree, module)
+    out = {
+        name
+        for name, fns in bare.items()
+        if name not in called and all(fn is not None and only_wraps(fn) for fn in fns)
+    }
+    return frozenset(out), frozenset(bare.keys() | called)
 
 
 def through_decorators(
     resolver: BaseResolver, tree: ast.Module, module: str | None, names: frozenset[str]
 ) -> frozenset[str]:
-    """Which of the wrapping decorator ``names`` call through (:func:`calls_through`)."""
-    return frozenset(
-        n
-        for n in names
-        if (fn := resolver.function(tree, module, n)) is not None and calls_through(fn)
-    )
+    """Which of the wrapping decorator ``names`` call through (:func:`calls_through`): as
+    ``tree`` applies them, or as it binds the name where it does not apply it (the side of a
+    diff that dropped the decorator)."""
+    bare, _ = _applied(resolver, tree, module)
+
+    def through(name: str) -> bool:
+        fns = bare.get(name) or [resolver.function(tree, module, name)]
+        return all(fn is not None and calls_through(fn) for fn in fns)
+
+    return frozenset(n for n in names if through(n))
