@@ -1,6 +1,7 @@
 """Decorators named through their module (``@helpers.traced``): one that only wraps is seen
 through as a bare ``@traced`` is, so a literal default changed under it selects the tests that
-ran the function, not every importer; one that registers still selects every importer."""
+ran the function and the code that reads signatures (``inspect.signature``), not every
+importer; one that registers still selects every importer."""
 
 from __future__ import annotations
 
@@ -26,6 +27,15 @@ FILES = {
         "@helpers.register\ndef shout(word='hi'):\n    return word.upper()\n\n\n"
         "def unrelated():\n    return 1\n"
     ),
+    "pkg/options.py": (
+        "import inspect\n\n\ndef defaults(fn):\n"
+        "    return {p.name: p.default for p in inspect.signature(fn).parameters.values()\n"
+        "            if p.default is not p.empty}\n"
+    ),
+    "tests/test_options.py": (
+        "from pkg.ops import scale\nfrom pkg.options import defaults\n\n\n"
+        "def test_defaults():\n    assert defaults(scale) == {'factor': 2}\n"
+    ),
     "tests/__init__.py": "",
     "tests/test_ops.py": (
         "from pkg.ops import scale, shout\n\n\n"
@@ -43,6 +53,7 @@ FILES = {
 SCALE, SHOUT = "tests/test_ops.py::test_scale", "tests/test_ops.py::test_shout"
 REGISTERED = "tests/test_registry.py::test_registered"
 UNRELATED = "tests/test_other.py::test_unrelated"
+DEFAULTS = "tests/test_options.py::test_defaults"
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +76,9 @@ def test_a_default_changed_under_a_wrapping_module_decorator_selects_its_tests(
     edit(tree, "factor=2", "factor=3")
     d = guard.check()
     assert SCALE in d.tests
+    assert DEFAULTS in d.tests  # reads the signature through inspect, never runs the body
     assert not {UNRELATED, REGISTERED} & set(d.tests)  # importers of pkg.ops
-    assert guard.run(stream=False).failed == [SCALE]
+    assert sorted(guard.run(stream=False).failed) == [SCALE, DEFAULTS]
 
 
 def test_a_default_changed_under_a_registering_module_decorator_selects_every_importer(
