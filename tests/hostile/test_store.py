@@ -182,12 +182,13 @@ KINDS = [
 ]
 
 
+@pytest.mark.parametrize("bases", ["1", "8"])  # one graph; evidence per commit (team mode)
 @pytest.mark.parametrize("kind", KINDS)
-def test_unusable_store_check_is_run_all_in_time(sample: Sample, kind: str) -> None:
+def test_unusable_store_check_is_run_all_in_time(sample: Sample, kind: str, bases: str) -> None:
     replace(sample.repo, "pkg/core.py", "return a * b", "return a * b + 1")
     write(sample.repo, "tests/test_new.py", "def test_new_fails():\n    assert 1 + 1 == 3\n")
     with store_url(kind, sample) as url:
-        env = {"GUARD_FALKORDB_URL": url}
+        env = {"GUARD_FALKORDB_URL": url, "GUARD_EVIDENCE_BASES": bases}
         out = sample.guard(
             "check", "--repo", str(sample.repo), "--json", env=env, timeout=ANSWER_WITHIN_S + 5
         )

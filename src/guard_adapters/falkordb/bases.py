@@ -103,7 +103,8 @@ class BasedGraphStore(FalkorGraphStore):
     def _listing(self, *, retiring: bool = False) -> dict[str, _Graph]:
         """The repository's graphs by the commit their evidence is of; ``retiring``: with the
         ones a pruning marked (and may have died before deleting)."""
-        with translate_errors("listing the graphs"):
+        # through the connection's own gate: once the server failed, every call fails at once
+        with GraphConnection._call(self, "listing the graphs"):
             names = [n.decode() if isinstance(n, bytes) else str(n) for n in self.db.list_graphs()]
         found: dict[str, _Graph] = {}
         for name in names:
