@@ -52,3 +52,11 @@ def tree(guard: Guard) -> Iterator[Path]:
     yield repo
     subprocess.run(["git", "-C", str(repo), "checkout", "-q", "--", "."], check=True)
     subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
+
+
+def edit(repo: Path, path: str, old: str, new: str) -> None:
+    """Replace the first ``old`` in ``path`` of the working tree (which must hold it)."""
+    file = repo / path
+    text = file.read_text()
+    assert old in text, old
+    file.write_text(text.replace(old, new, 1))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import ingested_project
+from tests.e2e.conftest import edit, ingested_project
 
 FILES = {
     "pkg/__init__.py": "",
@@ -63,17 +63,10 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
         yield g
 
 
-def edit(repo: Path, old: str, new: str) -> None:
-    file = repo / "pkg/ops.py"
-    text = file.read_text()
-    assert old in text
-    file.write_text(text.replace(old, new, 1))
-
-
 def test_a_default_changed_under_a_wrapping_module_decorator_selects_its_tests(
     guard: Guard, tree: Path
 ) -> None:
-    edit(tree, "factor=2", "factor=3")
+    edit(tree, "pkg/ops.py", "factor=2", "factor=3")
     d = guard.check()
     assert SCALE in d.tests
     assert DEFAULTS in d.tests  # reads the signature through inspect, never runs the body
@@ -84,7 +77,7 @@ def test_a_default_changed_under_a_wrapping_module_decorator_selects_its_tests(
 def test_a_default_changed_under_a_registering_module_decorator_selects_every_importer(
     guard: Guard, tree: Path
 ) -> None:
-    edit(tree, "word='hi'", "word='yo'")
+    edit(tree, "pkg/ops.py", "word='hi'", "word='yo'")
     d = guard.check()
     assert {SHOUT, REGISTERED, UNRELATED} <= set(d.tests)
     assert guard.run(stream=False).failed == [SHOUT]

@@ -11,7 +11,7 @@ import pytest
 
 from guard_core.api import Guard
 from guard_core.model import Level
-from tests.e2e.conftest import ingested_project
+from tests.e2e.conftest import edit, ingested_project
 
 FILES = {
     "pyproject.toml": (
@@ -127,13 +127,6 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
     with ingested_project(root, FILES, falkordb_url, "precision") as g:
         assert DOCTEST in g.store.all_tests()
         yield g
-
-
-def edit(repo: Path, path: str, old: str, new: str) -> None:
-    file = repo / path
-    text = file.read_text()
-    assert old in text, old
-    file.write_text(text.replace(old, new, 1))
 
 
 def rename_area(repo: Path, *paths: str) -> None:

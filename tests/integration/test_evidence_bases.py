@@ -68,13 +68,18 @@ def _graphs(url: str, graph: str) -> set[str]:
         db.connection.close()
 
 
+def _ingested(root: Path, url: str) -> tuple[str, Path, str]:
+    """A fresh graph name, the sample project as a repository in ``root``, and its first
+    commit, ingested into that graph."""
+    graph, repo = f"team:{uuid.uuid4().hex[:8]}", make_repo(root, FILES)
+    _guard(url, graph, "ingest-coverage", str(repo))
+    return graph, repo, head_sha(repo)
+
+
 def test_a_branch_clone_reads_its_nearest_evidenced_ancestor_and_names_it(
     tmp_path: Path, tcp_url: str
 ) -> None:
-    graph = f"team:{uuid.uuid4().hex[:8]}"
-    main = make_repo(tmp_path / "main", FILES)
-    first = head_sha(main)
-    _guard(tcp_url, graph, "ingest-coverage", str(main))
+    graph, main, first = _ingested(tmp_path / "main", tcp_url)
     second = _commit(main, "pkg/calc.py", "return x + 2", "return x + 1 + 1")  # same behaviour
     _guard(tcp_url, graph, "ingest-coverage", str(main))
     assert _graphs(tcp_url, graph) == {f"{graph}@{first}", f"{graph}@{second}"}
@@ -124,9 +129,7 @@ def test_a_branch_clone_reads_its_nearest_evidenced_ancestor_and_names_it(
 def test_a_repaired_miss_stays_repaired_in_the_evidence_of_later_commits(
     tmp_path: Path, tcp_url: str
 ) -> None:
-    graph = f"team:{uuid.uuid4().hex[:8]}"
-    repo = make_repo(tmp_path / "proj", FILES)
-    _guard(tcp_url, graph, "ingest-coverage", str(repo))
+    graph, repo, _ = _ingested(tmp_path / "proj", tcp_url)
     other = "tests/test_other.py::test_more"
     _guard(tcp_url, graph, "feedback", "--repo", str(repo),
            "--function", "pkg/calc.py::three", "--test", other)  # fmt: skip
@@ -162,10 +165,7 @@ def test_a_base_a_pruning_gave_up_on_is_a_base_again_once_ingested(
 def test_a_commit_whose_shards_are_not_all_in_is_passed_over_for_a_complete_one(
     tmp_path: Path, tcp_url: str
 ) -> None:
-    graph = f"team:{uuid.uuid4().hex[:8]}"
-    repo = make_repo(tmp_path / "proj", FILES)
-    complete = head_sha(repo)
-    _guard(tcp_url, graph, "ingest-coverage", str(repo))
+    graph, repo, complete = _ingested(tmp_path / "proj", tcp_url)
     partial = _commit(repo, "pkg/calc.py", "return x + 3", "return x + 2 + 1")
     _guard(tcp_url, graph, "ingest-coverage", str(repo), "--shard", "1/2")
     decision = _check(tcp_url, graph, repo)
