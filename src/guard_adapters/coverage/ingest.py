@@ -24,9 +24,10 @@ import attrs
 from coverage import CoverageData
 
 import guard_adapters
+from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
-from guard_adapters.pytest.labels import COLLECT, IMPORT, MEMO, SESSION
+from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, SEGMENT, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.bases import store_for_commit
 from guard_core.errors import GuardError, IngestError
@@ -210,7 +211,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         for path in paths:  # data files are evidence under their own path
             by_context[ctx][path].add(UNKNOWN_LINE)
     spawned = set(payload.get("spawned", ()))
-    _charge_memo_fills(by_context, payload.get("consumed", {}), spawned)
+    # what each context read from a cache another context filled: the fill's lines too
+    charge_consumed(by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL))
     shared: Executed = defaultdict(set)
     collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
     for ctx, ran in by_context.items():
@@ -269,27 +271,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
     )
-
-
-def _charge_memo_fills(
-    by_context: defaultdict[str, Executed], consumed: dict[str, list[str]], spawned: set[str]
-) -> None:
-    """What the calls filling a cache entry ran (``<memo>`` contexts), charged to every
-    context that read that cache, hit or miss, through nested fills too."""
-    reads = {ctx: set(labels) for ctx, labels in consumed.items()}
-    for ctx, labels in reads.items():
-        if ctx.startswith(MEMO):
-            continue
-        closure: set[str] = set()
-        frontier = set(labels)
-        while frontier:
-            closure |= frontier
-            frontier = {n for label in frontier for n in reads.get(label, ())} - closure
-        mine = by_context[ctx]
-        for label in closure:
-            _merge(mine, by_context.get(label, {}))
-        if closure & spawned:
-            spawned.add(ctx)
 
 
 def _under(nodeid: str, prefix: str) -> bool:

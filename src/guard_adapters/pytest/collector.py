@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from guard_adapters.pytest.containers import ContainerSwapper, FillTracker
 from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
 from guard_adapters.pytest.memo import MemoWatcher
 from guard_adapters.pytest.reporter import fold_phase
@@ -274,8 +275,12 @@ class GuardCollector:
         sys.meta_path.insert(0, _ImportLabeler(self))
         self._watch_multiprocessing()
         self.memo = MemoWatcher(self._switch, lambda: self.context, self._ours)
+        self.swapper: ContainerSwapper | None = None
         if os.environ.get("GUARD_COLLECT_MEMO", "1") != "0":  # 0: measure without (benchmarks)
             self.memo.install()
+        if os.environ.get("GUARD_COLLECT_DICTS", "1") != "0":  # 0: without (benchmarks)
+            tracker = FillTracker(self._switch, lambda: self.context, self.memo.consumed)
+            self.swapper = ContainerSwapper(tracker)
 
     def _ours(self, filename: str) -> bool:
         rel = self._relative(filename)
@@ -315,6 +320,8 @@ class GuardCollector:
             return None
 
     def _switch(self, label: str) -> str:
+        if self.swapper is not None and self.swapper.tracker.unsettled:
+            self.swapper.tracker.settle(reopen=False)
         previous = self.context
         self.context = label
         if self.tracer is not None:
@@ -427,6 +434,8 @@ class GuardCollector:
             fold_phase(test, report)
 
     def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        if self.swapper is not None:
+            self.swapper.tracker.finish()
         self._switch("<end>")
         self.memo.uninstall()
         lines: dict[str, dict[str, list[int]]] = {}
@@ -448,10 +457,17 @@ class GuardCollector:
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
             "consumed": {ctx: sorted(labels) for ctx, labels in list(self.memo.consumed.items())},
+            "watched": self._watched(),
             "lines": lines,
             "finished": time.time(),
         }
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
+
+    def _watched(self) -> dict[str, Any]:
+        if self.swapper is None:
+            return {}
+        tracker = self.swapper.tracker
+        return {"dicts": self.swapper.swapped, "segments": tracker.opened, "fills": tracker.fills}
 
 
 class _LabelledLoader:
@@ -474,6 +490,8 @@ class _LabelledLoader:
             self._loader.exec_module(module)
         finally:
             self._collector._switch(previous)
+        if self._collector.swapper is not None:
+            self._collector.swapper.module_ran(module)
 
 
 class _ImportLabeler:

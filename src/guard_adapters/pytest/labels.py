@@ -5,3 +5,5 @@ COLLECT = "<collect>"  # collecting NODEID (its module-level code): charged to t
 IMPORT = "<import>"  # executing a repository module's body: charged to every test
 FIXTURE = "<fixture>"  # a fixture's setup: charged to every test that requests it
 MEMO = "<memo>"  # filling a functools cache entry: charged to every context that read it
+SEGMENT = "<seg>"  # part of a context, cut at a watched dict's miss: charged to that context
+FILL = "<fill>"  # the segments between a watched dict entry's miss and its write
