@@ -54,18 +54,18 @@ def charge_consumed(
     def lines_of(i: int) -> frozenset[int]:
         found = encoded.get(i)
         if found is None:
-            out = []
-            for key, lines in by_context.get(names[i], {}).items():
+            out: list[int] = []
+            for key, ran in by_context.get(names[i], {}).items():
                 k = keys.get(key)
                 if k is None:
                     k = keys[key] = len(key_names)
                     key_names.append(key)
                 base = k << _LINE_BITS
-                out.extend(base | line for line in lines)
-            lines = frozenset(out)
+                out.extend(base | line for line in ran)
+            codes = frozenset(out)
             # many fills run the very same lines (one memoised function, other arguments):
             # one object for them all, so that a union takes each once
-            found = encoded[i] = interned.setdefault(lines, lines)
+            found = encoded[i] = interned.setdefault(codes, codes)
         return found
 
     for ctx in list(consumed):

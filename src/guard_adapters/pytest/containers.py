@@ -132,7 +132,7 @@ class FillTracker:
             self.consumed[self.current()].add(producer[0])
 
 
-class _Slots(dict):  # type: ignore[type-arg]
+class _Slots(dict[Any, Any]):
     """The layout a watched dict and a quiet one share, so one can become the other."""
 
     __slots__ = (
@@ -144,6 +144,7 @@ class _Slots(dict):  # type: ignore[type-arg]
         "_tracker",
         "default_factory",
     )
+    default_factory: Callable[[], Any] | None  # the defaultdict kinds' factory
 
     def __reduce_ex__(self, protocol: Any) -> Any:  # copies and pickles are plain dicts
         return (dict, (dict.copy(self),))
@@ -253,7 +254,7 @@ class WatchedDict(_Slots):
         for key, value in dict(*args, **kwargs).items():
             self[key] = value
 
-    def __ior__(self, other: Any) -> WatchedDict:
+    def __ior__(self, other: Any) -> Any:  # type: ignore[misc]
         self.update(other)
         return self
 
@@ -313,7 +314,10 @@ class WatchedDict(_Slots):
     def _quiet(self) -> None:
         self._producers.clear()
         self._pending.clear()
-        self.__class__ = QuietDefaultDict if isinstance(self, WatchedDefaultDict) else QuietDict
+        quiet: type[_Slots] = (
+            QuietDefaultDict if isinstance(self, WatchedDefaultDict) else QuietDict
+        )
+        self.__class__ = quiet  # type: ignore[assignment]
 
 
 def _missing(self: Any, key: Any) -> Any:
