@@ -39,13 +39,14 @@ FILES = {
         "    return module\n"
     ),
     "pkg/handlers.py": (
-        "from collections import defaultdict\n\n"
-        "_HANDLERS = defaultdict(list)\n\n\n"
+        "_HANDLERS = {}\n\n\n"
         "def make(kind):\n    return [kind + '!']\n\n\n"
         "def handlers(kind):\n"
-        "    if kind not in _HANDLERS:\n"
-        "        _HANDLERS[kind].extend(make(kind))\n"
-        "    return _HANDLERS[kind]\n"
+        "    found = _HANDLERS.get(kind)\n"
+        "    if found is None:\n"
+        "        found = _HANDLERS.setdefault(kind, [])\n"
+        "        found.extend(make(kind))\n"
+        "    return found\n"
     ),
     "pkg/instance.py": "from pkg.manager import Manager\n\nMANAGER = Manager()\n",
     "pkg/other.py": "def value():\n    return 1\n",

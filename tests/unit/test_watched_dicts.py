@@ -11,13 +11,7 @@ from collections import defaultdict
 
 import pytest
 
-from guard_adapters.pytest.containers import (
-    ContainerSwapper,
-    FillTracker,
-    QuietDict,
-    WatchedDefaultDict,
-    WatchedDict,
-)
+from guard_adapters.pytest.containers import ContainerSwapper, FillTracker, QuietDict, WatchedDict
 
 
 class Contexts:
@@ -41,15 +35,8 @@ def tracker(ctx: Contexts) -> FillTracker:
     return FillTracker(ctx.switch, lambda: ctx.context, defaultdict(set))
 
 
-def watched(tracker: FillTracker, factory: type | None = None) -> WatchedDict:
-    d: WatchedDict
-    if factory is None:
-        d = WatchedDict()
-    else:
-        d = WatchedDefaultDict()
-        d.default_factory = factory
-    d._watch(tracker)
-    return d
+def watched(tracker: FillTracker) -> WatchedDict:
+    return WatchedDict.watching(tracker)
 
 
 def closure(tracker: FillTracker, ctx: str) -> set[str]:
@@ -84,12 +71,16 @@ def test_a_dict_watched_behaves_as_a_dict(tracker: FillTracker) -> None:
     assert not d
 
 
-def test_a_watched_defaultdict_fills_missing_keys_with_its_factory(tracker: FillTracker) -> None:
-    d = watched(tracker, list)
-    d["k"].append(1)
-    assert d == {"k": [1]} and "missing" not in d
-    assert copy.deepcopy(d) == defaultdict(list, {"k": [1]})
-    assert type(copy.deepcopy(d)) is defaultdict
+def test_a_dict_made_from_a_watched_one_by_user_code_is_a_plain_one(
+    tracker: FillTracker,
+) -> None:
+    d = watched(tracker)
+    d["k"] = [d]
+    made = type(d)(a=1)
+    assert made == {"a": 1} and type(made) is QuietDict and made.get("b") is None
+    assert type(d).fromkeys("xy") == {"x": None, "y": None}
+    twin = copy.deepcopy(d)
+    assert twin["k"][0] is twin  # a cycle through the dict keeps its identity
 
 
 def compute(d: WatchedDict, ctx: Contexts, key: str, note: str) -> None:
@@ -131,14 +122,25 @@ def test_a_read_by_the_filling_context_itself_charges_nothing(
     assert tracker.consumed["test_a"] == {s for s in tracker.owner_of if s.startswith("<seg>")}
 
 
-def test_a_write_with_no_miss_before_it_charges_the_whole_writer(
+def test_a_write_with_no_miss_before_it_charges_what_its_writer_ran_until_then(
     ctx: Contexts, tracker: FillTracker
 ) -> None:
     d = watched(tracker)
-    d["k"] = 1
+    assert d.get("warm-up") is None  # a segment of test_a before the write
+    before = ctx.context
+
+    def register() -> None:
+        d["k"] = 1
+
+    register()
+    assert d.get("after") is None  # the write's caller has returned: the fill ends
+    after = ctx.context
     ctx.switch("test_b")
     assert d["k"] == 1
-    assert "test_a" in tracker.consumed["test_b"]
+    tracker.finish()
+    reached = closure(tracker, "test_b")
+    assert "<own>test_a" in reached and before in reached
+    assert after not in reached and "test_a" not in reached
 
 
 def test_a_refill_after_clear_is_bounded_by_the_clear(ctx: Contexts, tracker: FillTracker) -> None:
@@ -161,10 +163,10 @@ def test_a_refill_after_clear_is_bounded_by_the_clear(ctx: Contexts, tracker: Fi
 
 def test_iterating_a_watched_dict_reads_every_fill(ctx: Contexts, tracker: FillTracker) -> None:
     d = watched(tracker)
-    d["a"] = 1  # no miss: the writer's whole context
+    d["a"] = 1  # no miss: what the writer ran until then
     ctx.switch("test_b")
     assert list(d.items()) == [("a", 1)]
-    assert "test_a" in closure(tracker, "test_b")
+    assert "<own>test_a" in closure(tracker, "test_b")
 
 
 def test_a_dict_past_its_miss_budget_goes_quiet_and_stays_a_dict(
@@ -179,10 +181,7 @@ def test_a_dict_past_its_miss_budget_goes_quiet_and_stays_a_dict(
         d[i] = i
     assert type(d) is QuietDict
     assert d == {i: i for i in range(5)} and d.get(9, "no") == "no"
-    d2 = watched(tracker, list)
-    for i in range(5):
-        d2[i].append(i)
-    assert type(d2).__name__ == "QuietDefaultDict" and d2[7] == []
+    tracker.owner_done("test_a")  # the tracker still lists it: a quiet dict has nothing to do
 
 
 def module(source: str) -> types.ModuleType:
@@ -196,13 +195,14 @@ def test_the_swapper_watches_empty_dicts_a_module_left_and_keeps_aliases_one(
     tracker: FillTracker,
 ) -> None:
     mod = module(
-        "CACHE = {}\nALIAS = CACHE\nTABLE = {'a': 1}\n"
+        "import collections\nCACHE = {}\nALIAS = CACHE\nTABLE = {'a': 1}\n"
+        "BY_KIND = collections.defaultdict(list)\n"
         "class Manager:\n    brain = {'modules': {}, 'limit': 3}\n    seen = {}\n"
     )
     try:
         ContainerSwapper(tracker).module_ran(mod)
         assert type(mod.CACHE) is WatchedDict and mod.ALIAS is mod.CACHE
-        assert type(mod.TABLE) is dict
+        assert type(mod.TABLE) is dict and type(mod.BY_KIND) is defaultdict
         assert type(mod.Manager.brain) is dict
         assert type(mod.Manager.brain["modules"]) is WatchedDict
         assert type(mod.Manager.seen) is WatchedDict

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 Executed = dict[str, set[int]]  # region id or data-file path -> lines
 
-_LINE_BITS = 24  # lines below 16M: a line is (key index << 24) | line
+_LINE_BITS = 32  # a line is (key index << 32) | line
 
 
 def charge_consumed(
@@ -25,10 +25,12 @@ def charge_consumed(
     consumed: Mapping[str, Iterable[str]],
     spawned: set[str],
     charged_only: tuple[str, ...],
+    own: str = "<own>",
 ) -> None:
     """Adds to each context's lines those of every label it reaches in ``consumed``; a
     context that reaches a label in ``spawned`` joins it. Labels starting with one of
-    ``charged_only`` are charged to others, not charged themselves."""
+    ``charged_only`` are charged to others, not charged themselves. ``<own>CTX`` stands for
+    the lines CTX ran itself, not what it reaches."""
     index: dict[str, int] = {}
     names: list[str] = []
     children: list[list[int]] = []
@@ -54,8 +56,9 @@ def charge_consumed(
     def lines_of(i: int) -> frozenset[int]:
         found = encoded.get(i)
         if found is None:
+            name = names[i]
             out: list[int] = []
-            for key, ran in by_context.get(names[i], {}).items():
+            for key, ran in by_context.get(name.removeprefix(own), {}).items():
                 k = keys.get(key)
                 if k is None:
                     k = keys[key] = len(key_names)
@@ -68,6 +71,9 @@ def charge_consumed(
             found = encoded[i] = interned.setdefault(codes, codes)
         return found
 
+    for i, name in enumerate(names):  # before any context is charged: its own lines only
+        if name.startswith(own):
+            lines_of(i)
     for ctx in list(consumed):
         if ctx.startswith(charged_only):
             continue

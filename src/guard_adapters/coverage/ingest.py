@@ -27,7 +27,7 @@ import guard_adapters
 from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
-from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, SEGMENT, SESSION
+from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.bases import store_for_commit
 from guard_core.errors import GuardError, IngestError
@@ -212,7 +212,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             by_context[ctx][path].add(UNKNOWN_LINE)
     spawned = set(payload.get("spawned", ()))
     # what each context read from a cache another context filled: the fill's lines too
-    charge_consumed(by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL))
+    charge_consumed(by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL), OWN)
     shared: Executed = defaultdict(set)
     collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
     for ctx, ran in by_context.items():

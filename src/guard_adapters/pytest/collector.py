@@ -376,8 +376,10 @@ class GuardCollector:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
-        previous = self._switch(_fixture_label(fixturedef))
+        label = _fixture_label(fixturedef)
+        previous = self._switch(label)
         yield
+        self._owner_done(label)
         self._switch(previous)
 
     @pytest.hookimpl(trylast=True)
@@ -423,7 +425,12 @@ class GuardCollector:
         }
         previous = self._switch(nodeid)
         yield
+        self._owner_done(nodeid)
         self._switch(previous)
+
+    def _owner_done(self, label: str) -> None:
+        if self.swapper is not None:
+            self.swapper.tracker.owner_done(label)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.when == "teardown":  # one byte per finished test: the parent's progress bar
@@ -456,7 +463,9 @@ class GuardCollector:
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
-            "consumed": {ctx: sorted(labels) for ctx, labels in list(self.memo.consumed.items())},
+            "consumed": {
+                ctx: sorted(list(labels)) for ctx, labels in list(self.memo.consumed.items())
+            },
             "watched": self._watched(),
             "lines": lines,
             "finished": time.time(),

@@ -3,11 +3,11 @@
 A module-level or class-level dict that a repository module leaves empty when its body has run
 is filled later, by whoever asks first: a cache, a registry, a memo table. A test that finds an
 entry another test put there runs none of the code that computed it. While measuring, the
-collector swaps such dicts for :class:`WatchedDict`, which splits the asker's coverage context
-into *segments* at each miss: the lines run between a key's miss and its write are that key's
-*fill* (``<fill>N``, through the segments it spans), and a later read of the key by another
-context charges the fill to the reader. A write with no miss before it (or one past the budget
-of segments) charges the writer's whole context instead: wider, never narrower.
+collector swaps such dicts for :class:`WatchedDict`, which cuts the asker's coverage context
+into *segments* at each miss. An entry's *fill* (``<fill>N``) is the segments from its miss
+until the code that looked it up returns; a later read of the entry by another context charges
+the fill to the reader. A write with no miss before it charges everything its writer ran up
+to the write's caller returning: wider, never narrower.
 
 The swap keeps identity: a dict is swapped only where every reference to it is one the scan
 can rebind (module globals, class attributes, values of a module- or class-level dict).
@@ -15,20 +15,28 @@ can rebind (module globals, class attributes, values of a module- or class-level
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from guard_adapters.pytest.labels import FILL, IMPORT, SEGMENT, SESSION
+from guard_adapters.pytest.labels import FILL, IMPORT, OWN, SEGMENT, SESSION
 
 _SHARED = (SESSION, IMPORT)
-Mark = tuple[str, int, Any]  # owner, index of the segment opened, the frame that asked
 _MAX_SEGMENTS = 20_000  # per process; past it every dict goes quiet
-_MAX_PENDING = 1_000  # misses remembered per dict, waiting for their write
 _MAX_OPENINGS = 2_000  # misses per dict that may open a segment; past it, it goes quiet
+_MAX_UNSETTLED = 500  # fills under way; past it the oldest end with their owner
+Mark = tuple[str, int, Any]  # owner, index of its first segment in the fill, the frame that asked
+_MISSING = object()
+
+
+def _frame(depth: int) -> Any:
+    """The frame ``depth`` levels above the caller (0: the caller itself)."""
+    try:
+        return sys._getframe(depth + 1)
+    except ValueError:  # a shallow stack (an atexit hook): ends at the next look
+        return None
 
 
 class FillTracker:
@@ -49,6 +57,8 @@ class FillTracker:
         self.segments: defaultdict[str, list[str]] = defaultdict(list)  # owner -> in order
         self.opened = 0
         self.fills = 0
+        self.stopped = False
+        self.watched: list[WatchedDict] = []
         # fills written whose code is still running: (label, owner, first segment, frame)
         self.unsettled: list[tuple[str, str, int, Any]] = []
 
@@ -56,8 +66,11 @@ class FillTracker:
         ctx = self.current()
         return self.owner_of.get(ctx, ctx)
 
+    def on_main(self) -> bool:
+        return threading.current_thread() is self.main
+
     def can_open(self) -> bool:
-        return self.opened < _MAX_SEGMENTS and threading.current_thread() is self.main
+        return not self.stopped and self.opened < _MAX_SEGMENTS and self.on_main()
 
     def open_segment(self) -> tuple[str, int]:
         """Start a new segment of the current owner; its place in the owner's list."""
@@ -72,20 +85,28 @@ class FillTracker:
         return owner, len(mine) - 1
 
     def mark(self, depth: int) -> Mark:
-        """A new segment where an entry was found missing, and the frame ``depth`` levels up
-        that asked: the code that will compute the entry."""
+        """A new segment where an entry was found missing, and the frame ``depth`` levels
+        above the caller: the code that will compute the entry."""
         owner, index = self.open_segment()
-        return owner, index, sys._getframe(depth)
+        return owner, index, _frame(depth)
 
-    def fill(self, mark: Mark | None) -> tuple[str, str]:
-        """The label charged to later readers of an entry written now, and its owner."""
+    def fill(self, mark: Mark | None, depth: int) -> tuple[str, str]:
+        """The label charged to later readers of an entry written now, and its owner. With
+        no miss before the write, the fill is everything the owner ran so far (its own lines
+        and all its segments), until the caller ``depth`` frames up returns."""
         owner = self.owner()
-        if mark is None or mark[0] != owner or not self.can_open():
-            return owner, owner
+        if not self.can_open():
+            return owner, owner  # no segment to end the fill with: the whole owner
         self.fills += 1
         label = f"{FILL}{self.fills}"
         self.owner_of[label] = owner
+        if mark is None or mark[0] != owner:
+            self.consumed[label].add(OWN + owner)
+            mark = (owner, 0, _frame(depth))
         self.unsettled.append((label, owner, mark[1], mark[2]))
+        if len(self.unsettled) > _MAX_UNSETTLED:
+            label0, owner0, start0, _ = self.unsettled.pop(0)
+            self.unsettled.append((label0, owner0, start0, None))  # ends with its owner
         self.settle()
         return label, owner
 
@@ -96,26 +117,47 @@ class FillTracker:
         missing is done (seen at the next watched read or write, or context switch: an
         approximation that can only make a fill longer). ``reopen``: cut the current
         owner's segment, unless the context is about to switch anyway."""
+        if not self.unsettled or not self.on_main():
+            return
         live = set()
         frame: Any = sys._getframe(1)
         while frame is not None:
             live.add(id(frame))
             frame = frame.f_back
-        still = [fill for fill in self.unsettled if id(fill[3]) in live]
-        if len(still) == len(self.unsettled):
+        still: list[tuple[str, str, int, Any]] = []
+        ended: list[tuple[str, str, int, Any]] = []
+        for fill in self.unsettled:
+            frame = fill[3]
+            (still if frame is None or id(frame) in live else ended).append(fill)
+        if not ended:
             return
-        ended = [fill for fill in self.unsettled if id(fill[3]) not in live]
         self.unsettled = still
-        for label, owner, start, _ in ended:
-            self._end(label, owner, start)
-        if reopen and any(owner == self.owner() for _, owner, _, _ in ended):
+        owner = self.owner()
+        for label, filler, start, _ in ended:
+            self._end(label, filler, start)
+        if reopen and not self.stopped and any(filler == owner for _, filler, _, _ in ended):
             self.open_segment()  # what runs from here on is not part of those fills
 
+    def owner_done(self, owner: str) -> None:
+        """A test (or fixture) finished: its fills end, and the misses it left waiting let
+        go of their frames."""
+        keep = []
+        for fill in self.unsettled:
+            if fill[1] == owner:
+                self._end(fill[0], owner, fill[2])
+            else:
+                keep.append(fill)
+        self.unsettled = keep
+        for watched in self.watched:
+            watched._forget(owner)
+
     def finish(self) -> None:
-        """At the end of the run: every fill still under way ends here."""
+        """At the end of the run: every fill still under way ends here, and no segment is
+        opened after it (the tracer is about to stop)."""
         for label, owner, start, _ in self.unsettled:
             self._end(label, owner, start)
         self.unsettled = []
+        self.stopped = True
 
     def _end(self, label: str, owner: str, start: int) -> None:
         spanned = set(self.segments[owner][start:])
@@ -135,25 +177,30 @@ class FillTracker:
 class _Slots(dict[Any, Any]):
     """The layout a watched dict and a quiet one share, so one can become the other."""
 
-    __slots__ = (
-        "_every",
-        "_openings",
-        "_pending",
-        "_producers",
-        "_since",
-        "_tracker",
-        "default_factory",
-    )
-    default_factory: Callable[[], Any] | None  # the defaultdict kinds' factory
+    __slots__ = ("_every", "_openings", "_pending", "_producers", "_since", "_tracker")
+    _every: str
+    _openings: int
+    _pending: dict[Any, Mark]
+    _producers: dict[Any, tuple[str, str]]
+    _since: Mark | None
+    _tracker: FillTracker
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # one made by user code (``type(d)()``, ``fromkeys``) is a plain dict in all but name
+        dict.__init__(self, *args, **kwargs)
+        self.__class__ = QuietDict
 
     def __reduce_ex__(self, protocol: Any) -> Any:  # copies and pickles are plain dicts
-        return (dict, (dict.copy(self),))
+        return (dict, (), None, None, iter(dict.items(self)))
 
     # a watched dict may go quiet inside one of its own methods: the rest of it does nothing
     def _miss(self, key: Any) -> None:
         pass
 
     def _wrote(self, key: Any) -> None:
+        pass
+
+    def _forget(self, owner: str) -> None:
         pass
 
 
@@ -168,19 +215,23 @@ class WatchedDict(_Slots):
 
     __slots__ = ()
 
-    def _watch(self, tracker: FillTracker) -> None:
+    @classmethod
+    def watching(cls, tracker: FillTracker) -> WatchedDict:
+        self: WatchedDict = dict.__new__(cls)
         self._tracker = tracker
-        self._producers: dict[Any, tuple[str, str]] = {}
-        self._pending: dict[Any, Mark] = {}
+        self._producers = {}
+        self._pending = {}
         self._openings = 0
-        self._since: Mark | None = None  # where the last clear() happened
+        self._since = None  # where the last clear() happened
         tracker.fills += 1
         self._every = f"{FILL}{tracker.fills}"  # consumed by whoever reads every entry
         tracker.owner_of[self._every] = ""
+        tracker.watched.append(self)
+        return self
 
     def _miss(self, key: Any) -> None:
         tracker = self._tracker
-        if key in self._pending or threading.current_thread() is not tracker.main:
+        if key in self._pending or not tracker.on_main():
             return
         if self._openings >= _MAX_OPENINGS or not tracker.can_open():
             # a fine-grained memo table (an inference cache keyed by node): cutting a
@@ -188,40 +239,43 @@ class WatchedDict(_Slots):
             # (every caller of the memoised entry point) covers it from here on
             self._quiet()
             return
-        if tracker.unsettled:
-            tracker.settle()
-        pending = self._pending
-        # misses a finished context left (a failed import: never written) hold their frames
-        if pending and (
-            len(pending) >= _MAX_PENDING or next(iter(pending.values()))[0] != tracker.owner()
-        ):
-            pending.clear()
+        tracker.settle()
         self._openings += 1
-        pending[key] = tracker.mark(3)  # _miss <- the dict method <- its caller
+        self._pending[key] = tracker.mark(3)  # _miss <- the dict method <- its caller
 
     def _hit(self, key: Any) -> None:
         tracker = self._tracker
-        if tracker.unsettled:
-            tracker.settle()
+        tracker.settle()
         tracker.read(self._producers.get(key))
 
     def _wrote(self, key: Any) -> None:
         tracker = self._tracker
-        made = tracker.fill(self._pending.pop(key, None) or self._since)
+        mark = self._pending.pop(key, None) or self._since
+        made = tracker.fill(mark, 3)  # _wrote <- the dict method <- its caller
         self._producers[key] = made
         tracker.consumed[self._every].add(made[0])
+
+    def _forget(self, owner: str) -> None:
+        if self._pending and next(iter(self._pending.values()))[0] == owner:
+            self._pending.clear()
+        if self._since is not None and self._since[0] == owner:
+            self._since = None
 
     def _read_all(self) -> None:
         self._tracker.consumed[self._tracker.current()].add(self._every)
 
+    def _quiet(self) -> None:
+        self._producers.clear()
+        self._pending.clear()
+        self._since = None
+        self.__class__ = QuietDict  # type: ignore[assignment]
+
     def __getitem__(self, key: Any) -> Any:
-        if dict.__contains__(self, key):
-            self._hit(key)
-            return dict.__getitem__(self, key)
-        self._miss(key)
-        value = dict.__getitem__(self, key)  # KeyError, or a subclass's __missing__
-        if dict.__contains__(self, key):
-            self._wrote(key)
+        value = dict.get(self, key, _MISSING)
+        if value is _MISSING:
+            self._miss(key)
+            raise KeyError(key)
+        self._hit(key)
         return value
 
     def __contains__(self, key: Any) -> bool:
@@ -232,19 +286,21 @@ class WatchedDict(_Slots):
         return False
 
     def get(self, key: Any, default: Any = None) -> Any:
-        if dict.__contains__(self, key):
-            self._hit(key)
-            return dict.__getitem__(self, key)
-        self._miss(key)
-        return default
+        value = dict.get(self, key, _MISSING)
+        if value is _MISSING:
+            self._miss(key)
+            return default
+        self._hit(key)
+        return value
 
     def setdefault(self, key: Any, default: Any = None) -> Any:
-        if dict.__contains__(self, key):
+        present = dict.__contains__(self, key)
+        value = dict.setdefault(self, key, default)
+        if present:
             self._hit(key)
-            return dict.__getitem__(self, key)
-        dict.__setitem__(self, key, default)
-        self._wrote(key)
-        return default
+        else:
+            self._wrote(key)
+        return value
 
     def __setitem__(self, key: Any, value: Any) -> None:
         dict.__setitem__(self, key, value)
@@ -311,47 +367,20 @@ class WatchedDict(_Slots):
         self._read_all()
         return _Slots.__reduce_ex__(self, protocol)
 
-    def _quiet(self) -> None:
-        self._producers.clear()
-        self._pending.clear()
-        quiet: type[_Slots] = (
-            QuietDefaultDict if isinstance(self, WatchedDefaultDict) else QuietDict
-        )
-        self.__class__ = quiet  # type: ignore[assignment]
+
+def _probe_references() -> int:
+    """What holds an object while ``_swap`` counts it (its local, ``getrefcount``'s
+    argument, and what the interpreter borrows), measured rather than assumed."""
+    holder: dict[str, dict[Any, Any]] = {"probe": {}}
+    original = holder["probe"]  # as in _swap: one holder, one local, then the count
+    return _count(original) - 1
 
 
-def _missing(self: Any, key: Any) -> Any:
-    """``defaultdict.__missing__``: the factory fills a missing key (a write)."""
-    if self.default_factory is None:
-        raise KeyError(key)
-    value = self.default_factory()
-    dict.__setitem__(self, key, value)
-    return value
+def _count(original: Any) -> int:
+    return sys.getrefcount(original)
 
 
-def _reduce_default(self: Any, protocol: Any) -> Any:
-    return (defaultdict, (self.default_factory, dict.copy(self)))
-
-
-class WatchedDefaultDict(WatchedDict):
-    """A ``defaultdict``'s behaviour on a watched dict."""
-
-    __slots__ = ()
-    __missing__ = _missing
-
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        self._read_all()
-        return _reduce_default(self, protocol)
-
-
-class QuietDefaultDict(_Slots):
-    __slots__ = ()
-    __missing__ = _missing
-    __reduce_ex__ = _reduce_default
-
-
-# While counting, the object is held by ``_swap``'s local and ``getrefcount``'s argument.
-_OUR_REFERENCES = 2
+_OUR_REFERENCES = _probe_references()
 
 
 class ContainerSwapper:
@@ -363,8 +392,12 @@ class ContainerSwapper:
 
     def module_ran(self, module: Any) -> None:
         # never break an import: an unwatched dict only hides evidence, as before
-        with contextlib.suppress(Exception):
+        try:
             self._swap_in(module)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # pytest.fail() raised by a lazy object the scan touched
+            pass
 
     def _swap_in(self, module: Any) -> None:
         for found in _places(module).values():
@@ -377,20 +410,26 @@ class ContainerSwapper:
         holder, key, attr = found[0]
         original = getattr(holder, key) if attr else holder[key]
         # every reference is one of the places found: nothing else would see the swap
-        if sys.getrefcount(original) != len(found) + _OUR_REFERENCES:
+        if _count(original) != len(found) + _OUR_REFERENCES:
             return False
-        watched: WatchedDict
-        if type(original) is defaultdict:
-            watched = WatchedDefaultDict()
-            watched.default_factory = original.default_factory
-        else:
-            watched = WatchedDict()
-        watched._watch(self.tracker)
-        for holder, key, attr in found:
-            if attr:
-                setattr(holder, key, watched)
-            else:
-                dict.__setitem__(holder, key, watched)
+        watched = WatchedDict.watching(self.tracker)
+        done: list[tuple[Any, Any, bool]] = []
+        try:
+            for place in found:
+                holder, key, attr = place
+                if attr:
+                    setattr(holder, key, watched)
+                else:
+                    dict.__setitem__(holder, key, watched)
+                done.append(place)
+        except Exception:  # put back what was rebound: one dict for every holder
+            for holder, key, attr in done:
+                if attr:
+                    setattr(holder, key, original)
+                else:
+                    dict.__setitem__(holder, key, original)
+            watched._quiet()
+            return False
         return True
 
 
@@ -403,11 +442,12 @@ def _places(module: Any) -> defaultdict[int, list[tuple[Any, Any, bool]]]:
         if key.startswith("__"):
             continue
         _found(places, module, key, value, attr=True)
+        kind = type(value)  # never isinstance(): a lazy proxy would evaluate itself
         if (
-            isinstance(value, type)
-            and value.__module__ == name
+            issubclass(kind, type)
             and id(value) not in classes
-            and not _is_enum(value)
+            and vars(value).get("__module__") == name
+            and not _is_enum(kind)
         ):
             classes.add(id(value))
             for ckey, cvalue in list(vars(value).items()):
@@ -424,17 +464,17 @@ def _found(
     *,
     attr: bool,
 ) -> None:
-    kind = type(value)
-    if kind is dict and value:  # a table: its empty dict values may be caches
+    if type(value) is not dict:  # defaultdicts and other kinds keep their own type
+        return
+    if value:  # a table: its empty dict values may be caches
         if attr:
             for inner_key, inner in list(value.items()):
                 _found(places, value, inner_key, inner, attr=False)
         return
-    if (kind is dict or kind is defaultdict) and not value:
-        places[id(value)].append((holder, key, attr))
+    places[id(value)].append((holder, key, attr))
 
 
-def _is_enum(cls: type) -> bool:
+def _is_enum(metaclass: type) -> bool:
     import enum
 
-    return isinstance(cls, enum.EnumMeta)
+    return issubclass(metaclass, enum.EnumMeta)

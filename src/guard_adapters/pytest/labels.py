@@ -7,3 +7,4 @@ FIXTURE = "<fixture>"  # a fixture's setup: charged to every test that requests 
 MEMO = "<memo>"  # filling a functools cache entry: charged to every context that read it
 SEGMENT = "<seg>"  # part of a context, cut at a watched dict's miss: charged to that context
 FILL = "<fill>"  # the segments between a watched dict entry's miss and its write
+OWN = "<own>"  # <own>CTX: the lines CTX ran itself, without what it read from caches
