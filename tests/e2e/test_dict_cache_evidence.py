@@ -1,7 +1,8 @@
 """Evidence that plain dict caches hide, where no static rule sees the cache: a manager keeps
 its modules in a dict reached through a class-level table and an instance alias, stores each
 module before it finishes it, and a second test only ever reads the entry the first test
-built. Changing any code the build ran selects both tests; an unrelated change neither."""
+built. Changing any code the build ran selects both tests; an unrelated change neither. The
+same for a value kept on an object (``node._kind``), which the static memo rule sees."""
 
 from __future__ import annotations
 
@@ -48,24 +49,43 @@ FILES = {
         "        found.extend(make(kind))\n"
         "    return found\n"
     ),
+    "pkg/kinds.py": (
+        "class Node:\n    _kind = None\n\n    def __init__(self, name):\n"
+        "        self.name = name\n\n\n"
+        "def classify(name):\n    return 'exception' if name.endswith('Error') else 'class'\n\n\n"
+        "def kind(node):\n"
+        "    if node._kind is not None:\n"
+        "        return node._kind\n"
+        "    if node.name.startswith('_'):\n"
+        "        node._kind = 'private'\n"
+        "    else:\n"
+        "        node._kind = classify(node.name)\n"
+        "    return node._kind\n\n\n"
+        "NODE = Node('ValueError')\n"
+    ),
     "pkg/instance.py": "from pkg.manager import Manager\n\nMANAGER = Manager()\n",
     "pkg/other.py": "def value():\n    return 1\n",
     "tests/__init__.py": "",
     "tests/test_a_build.py": (
         "from pkg.handlers import handlers\nfrom pkg.instance import MANAGER\n\n\n"
         "def test_build():\n    assert MANAGER.load('ab')['body'] == 'ABAB'\n\n\n"
-        "def test_handlers_fill():\n    assert handlers('x') == ['x!']\n"
+        "def test_handlers_fill():\n    assert handlers('x') == ['x!']\n\n\n"
+        "def test_kind_fill():\n    from pkg.kinds import NODE, kind\n\n"
+        "    assert kind(NODE) == 'exception'\n"
     ),
     "tests/test_b_read.py": (
         "from pkg.handlers import handlers\nfrom pkg.instance import MANAGER\n"
         "from pkg.other import value\n\n\n"
         "def test_read():\n    assert MANAGER.load('ab')['body'] == 'ABAB'\n\n\n"
         "def test_handlers_read():\n    assert handlers('x') == ['x!']\n\n\n"
+        "def test_kind_read():\n    from pkg.kinds import NODE, kind\n\n"
+        "    assert kind(NODE) == 'exception'\n\n\n"
         "def test_unrelated():\n    assert value() == 1\n"
     ),
 }
 MODULES = {"tests/test_a_build.py::test_build", "tests/test_b_read.py::test_read"}
 HANDLERS = {"tests/test_a_build.py::test_handlers_fill", "tests/test_b_read.py::test_handlers_read"}
+KINDS = {"tests/test_a_build.py::test_kind_fill", "tests/test_b_read.py::test_kind_read"}
 UNRELATED = "tests/test_b_read.py::test_unrelated"
 
 
@@ -81,6 +101,8 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
         ("pkg/builder.py", ".upper()", ".lower()", MODULES),  # runs after the store
         ("pkg/builder.py", "name * 2", "name * 3", MODULES),
         ("pkg/handlers.py", "kind + '!'", "kind + '?'", HANDLERS),
+        ("pkg/kinds.py", "classify(node.name)", "classify(node.name.lower())", KINDS),
+        ("pkg/kinds.py", "'exception' if", "'error' if", KINDS),  # what the kept value called
     ],
 )
 def test_changing_what_filled_a_dict_entry_selects_the_tests_that_only_read_it(

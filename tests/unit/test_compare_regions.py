@@ -433,6 +433,17 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
          False),  # a registry of what it was given: nothing computed is served back
         ("try:\n        return CACHE[k]\n    except KeyError:\n        v = CACHE[k] = g(k)\n"
          "        return v", True),
+        # a value kept on an object, returned to every later call without computing it
+        ("if k._type is not None:\n        return k._type\n    if g(k):\n"
+         "        k._type = 'meta'\n    else:\n        k._type = 'class'\n    return k._type",
+         True),
+        ("if self._v is None:\n        self._v = g(k)\n    return self._v", True),
+        ("if not hasattr(self, '_v'):\n        self._v = g(k)\n    return self._v", True),
+        ("try:\n        return self._v\n    except AttributeError:\n        self._v = g(k)\n"
+         "        return self._v", True),
+        ("self._v = g(k)\n    return self._v", False),  # computed on every call
+        ("if self._v is None:\n        self._v = g(k)", False),  # kept, never served
+        ("if self.n > k:\n        return self.n\n    return g(k)", False),  # never stored
     ],
 )
 def test_memo_functions_store_and_read_back_in_a_container_that_outlives_the_call(

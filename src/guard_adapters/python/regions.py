@@ -372,9 +372,46 @@ def _computed(value: ast.expr | None) -> bool:
     return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
 
 
+def _attribute_key(node: ast.Attribute) -> str:
+    return f"{ast.dump(node.value)}.{node.attr}"
+
+
+def _attributes_read(node: ast.AST) -> set[str]:
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            out.add(_attribute_key(n))
+        elif isinstance(n, ast.Call) and _last_name(n.func) in ("hasattr", "getattr"):
+            if len(n.args) >= 2 and isinstance(n.args[1], ast.Constant):
+                out.add(f"{ast.dump(n.args[0])}.{n.args[1].value}")
+    return out
+
+
+def keeps_lazy_attribute(fn: FunctionNode) -> bool:
+    """Serves a value it keeps on an object: it tests an attribute (``if x._t is not None``,
+    ``hasattr``, a ``try`` around the return), stores it and returns it. A later call finds it
+    set and returns it without running what computed it."""
+    stored: set[str] = set()
+    tested: set[str] = set()
+    returned: set[str] = set()
+    for n in own_nodes(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+            stored.add(_attribute_key(n))
+        elif isinstance(n, ast.If | ast.IfExp | ast.While):
+            tested |= _attributes_read(n.test)
+        elif isinstance(n, ast.Try):
+            tested |= {a for s in n.body if isinstance(s, ast.Return) for a in _attributes_read(s)}
+        elif isinstance(n, ast.Return) and n.value is not None:
+            returned |= _attributes_read(n.value)
+    return bool(stored & tested & returned)
+
+
 def is_memo(fn: FunctionNode) -> bool:
     """Stores a computed value (one with a call in it) in a container and reads entries of it
-    back (``C[k]``, ``C.get(k)``); a registry that stores what it was given is not one."""
+    back (``C[k]``, ``C.get(k)``), or keeps one on an object (``keeps_lazy_attribute``); a
+    registry that stores what it was given is not one."""
+    if keeps_lazy_attribute(fn):
+        return True
     local = _local_names(fn)
     written: set[str] = set()
     read: set[str] = set()
