@@ -16,6 +16,7 @@ from guard_adapters.falkordb.embedded import EmbeddedServer
 # CLI subprocesses must not leave warm workers behind; tests of the worker turn it back on
 os.environ["GUARD_WORKER"] = "0"
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
+from guard_adapters.pytest.environment import find_python
 
 
 @pytest.fixture(scope="session")
@@ -74,3 +75,18 @@ def guard_env(falkordb_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("GUARD_GRAPH", graph)
     monkeypatch.setenv("GUARD_EVIDENCE_BASES", "1")
     return graph
+
+
+@pytest.fixture(scope="session")
+def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python >= 3.12 with pytest and coverage: the collector uses ``sys.monitoring``."""
+    base = find_python((3, 12))
+    if base is None:
+        pytest.skip("no Python >= 3.12 on this machine")
+    venv = tmp_path_factory.mktemp("py312") / "venv"
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "pytest<9",
+                          "coverage"], capture_output=True, text=True)  # fmt: skip
+    if pip.returncode != 0:
+        pytest.skip(f"cannot install pytest for {base}: {pip.stderr[-200:]}")
+    return str(venv / "bin/python")

@@ -18,11 +18,11 @@ from tests.conftest import make_repo
 @contextlib.contextmanager
 def ingested_project(
     root: Path, files: Mapping[str, str], falkordb_url: str, label: str,
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None, python: str | None = None,
 ) -> Iterator[Guard]:  # fmt: skip
     """A project of ``files`` made a git repository under ``root``, its coverage ingested into
-    a fresh graph of the session's server (with ``environ`` set while its tests run), and a
-    Guard on it; the graph is cleared afterwards."""
+    a fresh graph of the session's server (by ``python``'s pytest, with ``environ`` set while
+    its tests run), and a Guard on it; the graph is cleared afterwards."""
     repo = make_repo(root / "proj", dict(files))
     env = {"GUARD_FALKORDB_URL": falkordb_url, "GUARD_GRAPH": f"test:{label}-{os.getpid()}"}
     with Guard.open(repo, env=env) as g:
@@ -31,7 +31,7 @@ def ingested_project(
         saved = {k: os.environ.get(k) for k in environ or {}}
         os.environ.update({k: v.format(repo=repo) for k, v in (environ or {}).items()})
         try:
-            ingest_coverage(repo, g.store)
+            ingest_coverage(repo, g.store, python=python)
         finally:
             for key, value in saved.items():
                 if value is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import pytest
 
 from guard_adapters.coverage.ingest import ingest_coverage
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.pytest.environment import find_python
 from guard_core.errors import IngestError
 from tests.conftest import make_repo
 from tests.integration.sample_project import FILES
@@ -174,20 +172,6 @@ def test_failed_collection_keeps_previous_evidence(sample: Path, store: FalkorGr
     after = store.stats()
     assert (after.covered_by, after.tests) == (before.covered_by, before.tests)
     assert store.ingest_info().coverage_complete
-
-
-@pytest.fixture(scope="session")
-def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    base = find_python((3, 12))
-    if base is None:
-        pytest.skip("no Python >= 3.12 on this machine")
-    venv = tmp_path_factory.mktemp("py312") / "venv"
-    subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    pip = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "pytest<9",
-                          "coverage"], capture_output=True, text=True)  # fmt: skip
-    if pip.returncode != 0:
-        pytest.skip(f"cannot install pytest for {base}: {pip.stderr[-200:]}")
-    return str(venv / "bin/python")
 
 
 def test_monitoring_collector_matches_line_coverage(

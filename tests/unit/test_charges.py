@@ -55,3 +55,20 @@ def test_a_long_chain_is_walked_without_recursion() -> None:
     by[f"<seg>{n}"] = {"deep.py::f": {7}}
     charge_consumed(by, consumed, set(), ("<seg>",))
     assert by["t"] == {"deep.py::f": {7}}
+
+
+def test_own_lines_are_what_a_context_ran_itself_and_the_fills_given_to_them() -> None:
+    by = defaultdict(dict)
+    by["t1"] = {"a.py::f": {1}}
+    by["<memo>m"] = {"a.py::m": {2}}  # run in a fill: its lines were seen there, not in t1
+    by["<seg>1"] = {"a.py::g": {3}}
+    by["<memo>n"] = {"a.py::n": {4}}  # read by t1, not run in its stead
+    consumed = {
+        "t1": ["<memo>m", "<seg>1", "<memo>n"],
+        "<own>t1": ["<memo>m"],
+        "<fill>1": ["<own>t1"],
+        "t2": ["<fill>1"],
+    }
+    charge_consumed(by, consumed, set(), ("<memo>", "<seg>", "<fill>", "<own>"), "<own>")
+    assert by["t2"] == {"a.py::f": {1}, "a.py::m": {2}}
+    assert "<own>t1" not in by  # a part of t1, not a context

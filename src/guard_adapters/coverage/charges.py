@@ -30,7 +30,8 @@ def charge_consumed(
     """Adds to each context's lines those of every label it reaches in ``consumed``; a
     context that reaches a label in ``spawned`` joins it. Labels starting with one of
     ``charged_only`` are charged to others, not charged themselves. ``<own>CTX`` stands for
-    the lines CTX ran itself, not what it reaches."""
+    the lines CTX ran itself, not what it reaches, and for what ``consumed`` gives it (the
+    fills the collector saw lines of in CTX's stead)."""
     index: dict[str, int] = {}
     names: list[str] = []
     children: list[list[int]] = []

@@ -212,7 +212,9 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             by_context[ctx][path].add(UNKNOWN_LINE)
     spawned = set(payload.get("spawned", ()))
     # what each context read from a cache another context filled: the fill's lines too
-    charge_consumed(by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL), OWN)
+    charge_consumed(
+        by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL, OWN), OWN
+    )
     shared: Executed = defaultdict(set)
     collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
     for ctx, ran in by_context.items():

@@ -34,7 +34,16 @@ from typing import Any
 import pytest
 
 from guard_adapters.pytest.containers import ContainerSwapper, FillTracker
-from guard_adapters.pytest.labels import COLLECT, FIXTURE, IMPORT, SESSION
+from guard_adapters.pytest.labels import (
+    COLLECT,
+    FILL,
+    FIXTURE,
+    IMPORT,
+    MEMO,
+    OWN,
+    SEGMENT,
+    SESSION,
+)
 from guard_adapters.pytest.memo import MemoWatcher
 from guard_adapters.pytest.reporter import fold_phase
 
@@ -127,6 +136,7 @@ def _names_python(args: tuple[Any, ...]) -> bool:
         return False
 
 
+_CHARGED_ONLY = (MEMO, SEGMENT, FILL)  # labels of parts of a context
 _SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
 
 
@@ -199,9 +209,10 @@ class _MonitoringTracer(_LineRecorder):
             self.seen[self.context][rel].add(line)
         return self.mon.DISABLE
 
-    def switch(self, label: str) -> None:
+    def switch(self, label: str, restart: bool = True) -> None:
         self.context = label
-        self.mon.restart_events()
+        if restart:
+            self.mon.restart_events()
 
     def stop(self) -> None:
         self.mon.set_events(self.tool, 0)
@@ -274,7 +285,7 @@ class GuardCollector:
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, _ImportLabeler(self))
         self._watch_multiprocessing()
-        self.memo = MemoWatcher(self._switch, lambda: self.context, self._ours)
+        self.memo = MemoWatcher(self._enter_fill, lambda: self.context, self._ours, self._resume)
         self.swapper: ContainerSwapper | None = None
         if os.environ.get("GUARD_COLLECT_MEMO", "1") != "0":  # 0: measure without (benchmarks)
             self.memo.install()
@@ -319,16 +330,34 @@ class GuardCollector:
         except (ValueError, OSError):
             return None
 
-    def _switch(self, label: str) -> str:
-        if self.swapper is not None and self.swapper.tracker.unsettled:
+    def _switch(self, label: str, restart: bool = True, settle: bool = True) -> str:
+        if settle and self.swapper is not None and self.swapper.tracker.unsettled:
             self.swapper.tracker.settle(reopen=False)
         previous = self.context
         self.context = label
         if self.tracer is not None:
-            self.tracer.switch(label)
+            self.tracer.switch(label, restart)
         else:
             self.cov.switch_context(label)
         return previous
+
+    # A functools fill starts and ends without settling the dict fills under way: the
+    # segment it interrupts is part of them whether they end now or at the next watched
+    # look (which is as wide, or narrower when that look cuts a new segment), and looking
+    # up the stack at each of tens of thousands of fills costs seconds.
+
+    def _enter_fill(self, label: str) -> str:
+        return self._switch(label, settle=False)
+
+    def _resume(self, label: str, fill: str) -> None:
+        """Back to ``label`` from a cache fill it consumed. ``sys.monitoring`` is not
+        re-armed (a re-arm walks every running frame: on astroid, a fill costs two, and they
+        took half the collector's time): a line the fill saw stays unseen in ``label``, which
+        is charged the fill's lines anyway, and so is ``<own>LABEL`` (what a test, fixture or
+        import ran itself, which a dict entry it writes is charged)."""
+        if self.tracer and self.swapper and not label.startswith(_CHARGED_ONLY):
+            self.memo.consumed[OWN + label].add(fill)
+        self._switch(label, restart=False, settle=False)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event in _SPAWNS:

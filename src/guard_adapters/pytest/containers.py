@@ -119,18 +119,20 @@ class FillTracker:
         owner's segment, unless the context is about to switch anyway."""
         if not self.unsettled or not self.on_main():
             return
-        live = set()
+        # the asking frames not found on the stack have returned; the walk stops once all
+        # are found (they are held here, so no running frame can reuse their ids)
+        gone = {id(fill[3]) for fill in self.unsettled if fill[3] is not None}
         frame: Any = sys._getframe(1)
-        while frame is not None:
-            live.add(id(frame))
+        while frame is not None and gone:
+            gone.discard(id(frame))
             frame = frame.f_back
+        if not gone:
+            return
         still: list[tuple[str, str, int, Any]] = []
         ended: list[tuple[str, str, int, Any]] = []
         for fill in self.unsettled:
             frame = fill[3]
-            (still if frame is None or id(frame) in live else ended).append(fill)
-        if not ended:
-            return
+            (ended if frame is not None and id(frame) in gone else still).append(fill)
         self.unsettled = still
         owner = self.owner()
         for label, filler, start, _ in ended:

@@ -30,17 +30,27 @@ _REAL_CACHED_PROPERTY = functools.cached_property
 
 
 class MemoWatcher:
-    """Installs the watched decorators; ``switch(label) -> previous`` is the collector's."""
+    """Installs the watched decorators; ``switch(label) -> previous`` is the collector's, and
+    so is ``resume(previous, fill)``, the way back from a fill to the context that consumed it
+    (a plain switch unless given)."""
 
     def __init__(
-        self, switch: Callable[[str], str], current: Callable[[], str], ours: Callable[[str], bool]
+        self,
+        switch: Callable[[str], str],
+        current: Callable[[], str],
+        ours: Callable[[str], bool],
+        resume: Callable[[str, str], None] | None = None,
     ) -> None:
         self.switch = switch
+        self.resume = resume or self._switch_back
         self.current = current
         self.ours = ours  # whether a code file belongs to the repository
         self.consumed: defaultdict[str, set[str]] = defaultdict(set)
         self.main = threading.main_thread()
         self.outer = ""  # the context outside the fills under way, if any
+
+    def _switch_back(self, label: str, fill: str) -> None:
+        self.switch(label)
 
     def install(self) -> None:
         # ``functools.cache`` calls the module's ``lru_cache``: it follows
@@ -124,7 +134,7 @@ def _watched_cache(
             return user_function(*args, **kwargs)
         finally:
             watcher.outer = outer
-            watcher.switch(previous)
+            watcher.resume(previous, produced)
 
     cached = real(fill)
 
@@ -188,7 +198,7 @@ def _watched_property(watcher: MemoWatcher) -> type:
                 try:
                     value = self.func(instance)
                 finally:
-                    watcher.switch(previous)
+                    watcher.resume(previous, label)
             store[name] = value
             return value
 

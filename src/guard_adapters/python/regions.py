@@ -381,9 +381,14 @@ def _attributes_read(node: ast.AST) -> set[str]:
     for n in ast.walk(node):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             out.add(_attribute_key(n))
-        elif isinstance(n, ast.Call) and _last_name(n.func) in ("hasattr", "getattr"):
-            if len(n.args) >= 2 and isinstance(n.args[1], ast.Constant):
-                out.add(f"{ast.dump(n.args[0])}.{n.args[1].value}")
+        elif (
+            isinstance(n, ast.Call)
+            and _last_name(n.func) in ("hasattr", "getattr")
+            and len(n.args) >= 2
+            and isinstance(n.args[1], ast.Constant)
+            and isinstance(n.args[1].value, str)
+        ):
+            out.add(f"{ast.dump(n.args[0])}.{n.args[1].value}")
     return out
 
 
