@@ -192,15 +192,33 @@ class _CoverageLines(_LineRecorder):
 class _MonitoringTracer(_LineRecorder):
     """Python >= 3.12: records each line executed, once per context, with ``sys.monitoring``
     (a line's event is disabled after it fires and re-armed at every context switch), at a
-    fraction of ``sys.settrace``'s cost; coverage.py's ``sysmon`` core cannot label contexts."""
+    fraction of ``sys.settrace``'s cost; coverage.py's ``sysmon`` core cannot label contexts.
+
+    Line events are local to the repository's code objects, armed when one first starts: a
+    global line event would fire again in every line pytest and the libraries run after each
+    re-arm (Flask: 4.1 -> 3.2 s for the suite, plain 2.2 s)."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         self.mon = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
         self.tool = next(t for t in range(5, 0, -1) if self.mon.get_tool(t) is None)
+        self.armed: dict[int, Any] = {}  # code objects with local line events, by id
         self.mon.use_tool_id(self.tool, "guard")
         self.mon.register_callback(self.tool, self.mon.events.LINE, self._line)
-        self.mon.set_events(self.tool, self.mon.events.LINE)
+        self.mon.register_callback(self.tool, self.mon.events.PY_START, self._start)
+        self.mon.set_events(self.tool, self.mon.events.PY_START)
+        for frame in sys._current_frames().values():  # repository code already running
+            while frame is not None:
+                self._start(frame.f_code, 0)
+                frame = frame.f_back  # type: ignore[assignment]
+
+    def _start(self, code: Any, offset: int) -> Any:
+        name = code.co_filename
+        if (self.files[name] if name in self.files else self._relative(name)) is not None:
+            self.armed[id(code)] = code
+            # set again at every start: measured faster on 3.12 than skipping armed code
+            self.mon.set_local_events(self.tool, code, self.mon.events.LINE)
+        return self.mon.DISABLE  # until the next re-arm
 
     def _line(self, code: Any, line: int) -> Any:
         name = code.co_filename
@@ -216,6 +234,10 @@ class _MonitoringTracer(_LineRecorder):
 
     def stop(self) -> None:
         self.mon.set_events(self.tool, 0)
+        for code in self.armed.values():  # 3.12's free_tool_id leaves local events and callbacks
+            self.mon.set_local_events(self.tool, code, 0)
+        self.mon.register_callback(self.tool, self.mon.events.LINE, None)
+        self.mon.register_callback(self.tool, self.mon.events.PY_START, None)
         self.mon.free_tool_id(self.tool)
 
 
