@@ -53,6 +53,8 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
     kept at its lower confidence: the code it reached may be reached again. An edge's lines
     are every line any run saw; unknown when any run ran the code unseen."""
     n = len(runs)
+    if n == 1:
+        return _edges_of(runs[0]), {}
     tests = sorted({t for r in runs for t in r.executed})
     edges: list[CoverEdge] = []
     flaky: dict[str, float] = {}
@@ -87,6 +89,24 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
                 )
             )
     return edges, flaky
+
+
+def _edges_of(run: RunEvidence) -> list[CoverEdge]:
+    """:func:`merge_runs` of one run (no flake to find): its edges as they are, without
+    copying a million line sets on a large suite."""
+    edges: list[CoverEdge] = []
+    for test in sorted(run.executed):
+        shared_only = run.shared_only.get(test, frozenset())
+        for fid, seen in sorted(run.executed[test].items()):
+            edges.append(
+                CoverEdge(
+                    function=fid,
+                    test=test,
+                    lines=frozenset() if UNKNOWN_LINE in seen else frozenset(seen),
+                    shared=fid in shared_only,
+                )
+            )
+    return edges
 
 
 def ingest_coverage(

@@ -81,3 +81,25 @@ def test_a_shard_without_tests_is_marked_done_but_proves_nothing_alone() -> None
     ingest_coverage(store, Scripted([_run({})]), sha="abc", shard=(1, 1))  # no error
     assert store.info.coverage_sha == "abc" and not store.info.coverage_complete
     assert store.edges == []
+
+
+def test_one_run_gives_the_edges_two_identical_runs_give() -> None:
+    """The single-run shortcut keeps lines, unknown lines and shared set-up as merging does."""
+    from guard_core.evidence import UNKNOWN_LINE, merge_runs
+
+    run = attrs.evolve(
+        _run(
+            {
+                T1: {"pkg/m.py::f": frozenset({3, 4}), "pkg/m.py::<module>": frozenset({1})},
+                T2: {"pkg/m.py::g": frozenset({UNKNOWN_LINE, 7}), "data/x.json": frozenset()},
+            }
+        ),
+        shared_only={T1: frozenset({"pkg/m.py::<module>"})},
+    )
+    once, flaky = merge_runs([run])
+    twice, _ = merge_runs([run, run])
+    assert flaky == {}
+    assert once == [attrs.evolve(e, evidence_count=1) for e in twice]
+    by_id = {(e.function, e.test): e for e in once}
+    assert by_id["pkg/m.py::g", T2].lines == frozenset()  # unknown: any line may have run
+    assert by_id["pkg/m.py::<module>", T1].shared and not by_id["pkg/m.py::f", T1].shared

@@ -48,6 +48,7 @@ _SHARED = (SESSION, IMPORT)
 
 
 Executed = dict[str, set[int]]  # region id or data-file path -> lines executed in it
+Lines = dict[str, frozenset[int]]  # the same, frozen
 
 
 def _progress_of(out: Path) -> tuple[int, int]:
@@ -175,6 +176,20 @@ def _merge(into: Executed, other: Executed) -> None:
         into[rid] |= lines
 
 
+def _combine(parts: Sequence[Lines]) -> Lines:
+    """The union of ``parts`` (largest first: a dict copy is cheap, a loop is not); a line set
+    only one part has is that part's own object, not a copy."""
+    if not parts:
+        return {}
+    ordered = sorted(parts, key=len, reverse=True)
+    out = dict(ordered[0])
+    for part in ordered[1:]:
+        for rid, lines in part.items():
+            have = out.get(rid)
+            out[rid] = lines if have is None or have is lines else have | lines
+    return out
+
+
 def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence:
     """Executed ids and lines per context from the collector's data, then charged to tests."""
     by_context = _executed()
@@ -216,13 +231,23 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL, OWN), OWN
     )
     shared: Executed = defaultdict(set)
-    collected: list[tuple[str, Executed]] = []  # (node id prefix, what its collection ran)
+    collected: list[str] = []  # node id prefixes whose collection ran code
     for ctx, ran in by_context.items():
         if ctx.startswith(_SHARED):
             _merge(shared, ran)
         elif ctx.startswith(COLLECT):
-            collected.append((ctx[len(COLLECT) :], ran))
-    executed = _executed()
+            collected.append(ctx[len(COLLECT) :])
+    frozen_contexts: dict[str, Lines] = {}
+
+    def frozen(ctx: str) -> Lines:
+        """A context's lines, frozen once: a fixture's are shared by every test using it."""
+        found = frozen_contexts.get(ctx)
+        if found is None:
+            ran = by_context[ctx]
+            found = frozen_contexts[ctx] = {rid: frozenset(lines) for rid, lines in ran.items()}
+        return found
+
+    executed: dict[str, Lines] = {}
     outcomes: dict[str, TestOutcome] = {}
     failures: dict[str, str] = {}
     everyone_spawns = any(ctx.startswith(_SHARED) for ctx in spawned)  # a session-wide child
@@ -242,13 +267,12 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             spawners.add(tid)
         if info.get("doctest"):
             doctests.add(tid)
-        mine = executed[tid]
-        _merge(mine, by_context.get(nodeid, {}))
-        for prefix, ran in collected:
-            if _under(nodeid, prefix):
-                _merge(mine, ran)
-        for fixture in info.get("fixtures", ()):
-            _merge(mine, by_context.get(fixture, {}))
+        parts = [frozen(nodeid)] if nodeid in by_context else []
+        parts.extend(frozen(COLLECT + prefix) for prefix in collected if _under(nodeid, prefix))
+        parts.extend(frozen(f) for f in info.get("fixtures", ()) if f in by_context)
+        if tid in executed:  # another parametrisation of the same test function
+            parts.append(executed[tid])
+        executed[tid] = _combine(parts)
         total_ms += info.get("duration_ms", 0.0)
         previous = outcomes.get(tid)
         outcome = info.get("outcome", "passed")
@@ -259,13 +283,12 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
             )
     shared_only: dict[str, frozenset[str]] = {}
+    everyone = {rid: frozenset(lines) for rid, lines in shared.items()}
     for tid, mine in executed.items():
-        shared_only[tid] = frozenset(shared.keys() - mine.keys())
-        _merge(mine, shared)
+        shared_only[tid] = frozenset(everyone.keys() - mine.keys())
+        executed[tid] = _combine([everyone, mine])
     return RunEvidence(
-        executed={
-            t: {rid: frozenset(lines) for rid, lines in ran.items()} for t, ran in executed.items()
-        },
+        executed=executed,
         outcomes=outcomes,
         duration_ms=total_ms,
         shared_only=shared_only,
