@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -149,3 +150,36 @@ def test_a_narrowed_or_failing_run_keeps_the_evidence(fresh: dict) -> None:
     out = pytest_in(fresh, "--guard", "-q")
     assert out.returncode == 1 and "evidence not refreshed" in out.stdout, out.stdout
     assert guard.store.ingest_info().coverage_sha == before
+
+
+def test_a_warm_worker_answers_the_next_run_with_the_same_selection(
+    project: dict, repo: Path
+) -> None:
+    from guard_adapters.cli.fast import worker_socket
+    from guard_adapters.cli.worker import stop_worker, worker_pid
+
+    state = repo / ".guard"
+    state.mkdir(exist_ok=True)  # as `guard init` leaves it: the worker's socket lives there
+    break_mul(repo)
+    args = ("--guard", "-q", "--guard-no-refresh", "--guard-explain")
+    try:
+        here = pytest_in(project, *args, GUARD_WORKER="1")  # decides here, starts a worker
+        for _ in range(100):
+            if Path(worker_socket(state)).exists():
+                break
+            time.sleep(0.1)
+        pid = worker_pid(state)
+        assert pid is not None, "no worker started"
+        warm = pytest_in(project, *args, GUARD_WORKER="1")
+        assert worker_pid(state) == pid  # it answered: a worker that steps aside exits
+        for out in (here, warm):
+            assert out.returncode == 1 and "3 failed" in out.stdout, out.stdout
+            assert "deselected" in out.stdout and "covers pkg/core.py::mul" in out.stdout
+        assert warm.stdout.count("covers") == here.stdout.count("covers")
+    finally:
+        stop_worker(state)
+        for _ in range(50):
+            if worker_pid(state) is None:
+                break
+            time.sleep(0.1)
+    assert worker_pid(state) is None

@@ -82,6 +82,12 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 def _decide(config: pytest.Config) -> tuple[Any, str]:
     """(the decision or None, a note for the summary)."""
+    if config.stash.get(_REFRESH, None) is None:  # a refresh needs Guard here
+        from guard_adapters.pytest.worker_decision import ask
+
+        answer = ask(config.rootpath)
+        if answer is not None:
+            return answer, ""
     try:
         from guard_adapters.workspace import open_guard
         from guard_core.errors import GuardError
@@ -98,6 +104,10 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
             refresh = config.stash.get(_REFRESH, None)
             if refresh is not None:
                 refresh.start(guard, decision)
+            elif os.environ.get("GUARD_WORKER") != "0":  # the next run asks a warm worker
+                from guard_adapters.cli.fast import start_worker
+
+                start_worker(["check", "--repo", str(config.rootpath)])
             return decision, ""
     except GuardError as exc:
         return None, f"cannot decide ({exc.message}); running every test"
