@@ -205,9 +205,14 @@ class GraphWrites(GraphConnection):
         # Rows grouped by test and edge properties: the client's parameter encoding is the
         # bottleneck of bulk writes, and ids in a list encode far faster than one dict per edge.
         groups: dict[tuple[bool, str, str, float, int, bool], list[list[str]]] = {}
+        # few distinct line sets (astroid: 4.5k among 1.26M edges): each is encoded once
+        encoded: dict[frozenset[int], str] = {}
         for e in edges:
             key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count, e.shared)
-            groups.setdefault(key, []).append([e.function, encode_lines(e.lines)])
+            text = encoded.get(e.lines)
+            if text is None:
+                text = encoded[e.lines] = encode_lines(e.lines)
+            groups.setdefault(key, []).append([e.function, text])
         create = (
             "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
             "last_verified_sha: $sha, lines: pair[1], shared: r.sh}]->(t)"
