@@ -23,3 +23,13 @@ def test_entries_that_do_not_parse_never_narrow() -> None:
     binding = body.binding(2)
     assert binding is not None and binding.side_effects  # truncated: may do anything
     assert StatementRead(-1, "pkg.Y") in body.reads  # kept: bound to no known statement
+
+
+def test_edge_lines_round_trip_and_unreadable_values_are_unknown() -> None:
+    from guard_adapters.falkordb.codec import decode_lines, encode_lines
+
+    assert encode_lines({9, 3, 4, 5}) == "3-5,9"
+    assert decode_lines("3-5,9") == {3, 4, 5, 9}
+    assert decode_lines("3-5,9") == {3, 4, 5, 9}  # a cached answer is the same
+    for bad in (None, "", "3-x", [3, 4], 7):  # unknown: every line may have run
+        assert decode_lines(bad) == frozenset()

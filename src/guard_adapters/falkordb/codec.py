@@ -3,6 +3,7 @@ bulk writes fast, where a list of integers would multiply the query's parameter 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 
 from guard_core.model import BodyStatements, StatementBinding, StatementRead
@@ -21,11 +22,16 @@ def encode_lines(lines: Iterable[int]) -> str:
     return ",".join(runs)
 
 
-def decode_lines(text: str | None) -> frozenset[int]:
+def decode_lines(text: object) -> frozenset[int]:
     """The lines of :func:`encode_lines`; empty (unknown) for a missing or unreadable value."""
+    return _decode(text) if isinstance(text, str) else frozenset()
+
+
+@functools.lru_cache(maxsize=1 << 16)  # edges share few distinct line sets
+def _decode(text: str) -> frozenset[int]:
     out: set[int] = set()
     try:
-        for part in filter(None, (text or "").split(",")):
+        for part in filter(None, text.split(",")):
             first, _, last = part.partition("-")
             out.update(range(int(first), int(last or first) + 1))
     except ValueError:
