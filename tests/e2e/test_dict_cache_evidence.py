@@ -1,7 +1,7 @@
 """Evidence that plain dict caches hide, where no static rule sees the cache: a manager keeps
 its modules in a dict reached through a class-level table and an instance alias, stores each
 module before it finishes it, and a second test only ever reads the entry the first test
-built. Changing any code the build ran selects both tests; an unrelated change neither. The
+built (or an entry whose fill read one that the same test had filled before). Changing any code the build ran selects both tests; an unrelated change neither. The
 same for a value kept on an object (``node._kind``), which the static memo rule sees."""
 
 from __future__ import annotations
@@ -63,6 +63,16 @@ FILES = {
         "    return node._kind\n\n\n"
         "NODE = Node('ValueError')\n"
     ),
+    "pkg/layers.py": (
+        "_LOADED = {}\n\n\n"
+        "def core():\n    return 'core'\n\n\n"
+        "def load(name):\n"
+        "    found = _LOADED.get(name)\n"
+        "    if found is None:\n"
+        "        found = core() if name == 'base' else name + ':' + load('base')\n"
+        "        _LOADED[name] = found\n"
+        "    return found\n"
+    ),
     "pkg/instance.py": "from pkg.manager import Manager\n\nMANAGER = Manager()\n",
     "pkg/other.py": "def value():\n    return 1\n",
     "tests/__init__.py": "",
@@ -71,7 +81,10 @@ FILES = {
         "def test_build():\n    assert MANAGER.load('ab')['body'] == 'ABAB'\n\n\n"
         "def test_handlers_fill():\n    assert handlers('x') == ['x!']\n\n\n"
         "def test_kind_fill():\n    from pkg.kinds import NODE, kind\n\n"
-        "    assert kind(NODE) == 'exception'\n"
+        "    assert kind(NODE) == 'exception'\n\n\n"
+        "def test_layers_fill():\n    from pkg.layers import load\n\n"
+        "    assert load('base') == 'core'  # filled first, on its own\n"
+        "    assert load('top') == 'top:core'  # its fill reads the entry above\n"
     ),
     "tests/test_b_read.py": (
         "from pkg.handlers import handlers\nfrom pkg.instance import MANAGER\n"
@@ -80,12 +93,15 @@ FILES = {
         "def test_handlers_read():\n    assert handlers('x') == ['x!']\n\n\n"
         "def test_kind_read():\n    from pkg.kinds import NODE, kind\n\n"
         "    assert kind(NODE) == 'exception'\n\n\n"
+        "def test_layers_read():\n    from pkg.layers import load\n\n"
+        "    assert load('top') == 'top:core'\n\n\n"
         "def test_unrelated():\n    assert value() == 1\n"
     ),
 }
 MODULES = {"tests/test_a_build.py::test_build", "tests/test_b_read.py::test_read"}
 HANDLERS = {"tests/test_a_build.py::test_handlers_fill", "tests/test_b_read.py::test_handlers_read"}
 KINDS = {"tests/test_a_build.py::test_kind_fill", "tests/test_b_read.py::test_kind_read"}
+LAYERS = {"tests/test_a_build.py::test_layers_fill", "tests/test_b_read.py::test_layers_read"}
 UNRELATED = "tests/test_b_read.py::test_unrelated"
 
 
@@ -103,6 +119,8 @@ def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterat
         ("pkg/handlers.py", "kind + '!'", "kind + '?'", HANDLERS),
         ("pkg/kinds.py", "classify(node.name)", "classify(node.name.lower())", KINDS),
         ("pkg/kinds.py", "'exception' if", "'error' if", KINDS),  # what the kept value called
+        # an entry the same test filled before, read while it fills another
+        ("pkg/layers.py", "return 'core'", "return 'CORE'", LAYERS),
     ],
 )
 def test_changing_what_filled_a_dict_entry_selects_the_tests_that_only_read_it(

@@ -111,6 +111,26 @@ def test_a_reader_is_charged_the_segments_between_the_miss_and_the_end_of_the_fi
     assert set().union(*(notes[s] for s in charged)) == {"fill-x", "fill-x-after-store"}
 
 
+def test_a_fill_that_reads_an_entry_its_own_test_filled_before_charges_that_entry_too(
+    ctx: Contexts, tracker: FillTracker
+) -> None:
+    ctx.context_notes = []  # type: ignore[attr-defined]
+    d = watched(tracker)
+    compute(d, ctx, "base", "fill-base")
+    assert d.get("other") is None  # ends the fill of "base"
+    assert "top" not in d  # the miss of "top": its fill reads "base", filled above
+    assert d["base"] == ["fill-base"]
+    d["top"] = ["top"]
+    assert d.get("other") is None
+    ctx.switch("test_b")
+    assert d["top"] == ["top"]
+    tracker.finish()
+    notes = defaultdict(set)
+    for label, note in ctx.context_notes:  # type: ignore[attr-defined]
+        notes[label].add(note)
+    assert "fill-base" in set().union(*(notes[s] for s in segment_lines(tracker, "test_b")))
+
+
 def test_a_read_by_the_filling_context_itself_charges_nothing(
     ctx: Contexts, tracker: FillTracker
 ) -> None:

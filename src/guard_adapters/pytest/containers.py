@@ -172,8 +172,11 @@ class FillTracker:
         # a fill made by start-up or an import is in every test's evidence already
         if producer is None or producer[1].startswith(_SHARED):
             return
-        if producer[1] != self.owner():
-            self.consumed[self.current()].add(producer[0])
+        ctx = self.current()
+        # the owner has its own fills' lines already, but one of its segments may be part of
+        # a fill under way, whose later readers need what that read too
+        if ctx != producer[1]:
+            self.consumed[ctx].add(producer[0])
 
 
 class _Slots(dict[Any, Any]):
