@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -160,7 +161,12 @@ def _watched_cache(
 def _watched_property(watcher: MemoWatcher) -> type:
     """``functools.cached_property`` as a data descriptor, so that reading a cached value
     goes through ``__get__`` (a plain one is found in the instance ``__dict__`` unseen).
-    Properties of code outside the repository, and subclasses, keep the real behaviour."""
+    Properties of code outside the repository, and subclasses, keep the real behaviour.
+
+    As an ``lru_cache`` entry does, each instance's value remembers the fill that computed
+    it, so a read charges that fill alone; a value whose fill is not known (set by hand, on
+    an object no weak reference can follow, or forgotten) charges every fill of the
+    property."""
 
     class cached_property(_REAL_CACHED_PROPERTY[Any]):
         def __new__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -175,12 +181,31 @@ def _watched_property(watcher: MemoWatcher) -> type:
             super().__init__(*args, **kwargs)
             own = type(self) is watched
             self._label = watcher.label_of(getattr(self, "func", None)) if own else None
+            # id(instance) -> (a weak reference to it, the label of the fill of its value)
+            self._producers: dict[int, tuple[weakref.ref[Any], str]] = {}
+            self._fills: set[str] = set()
+
+        def _producer(self, instance: Any) -> Any:
+            """The fill labels a read of ``instance``'s value charges."""
+            known = self._producers.get(id(instance))
+            if known is not None and known[0]() is instance:
+                return (known[1],)
+            return self._fills
+
+        def _made(self, instance: Any, produced: str) -> None:
+            self._fills.add(produced)
+            try:
+                ref = weakref.ref(instance)
+            except TypeError:  # no weak reference: its reads charge every fill
+                return
+            if len(self._producers) >= _MAX_ENTRIES:
+                self._producers.clear()
+            self._producers[id(instance)] = (ref, produced)
 
         def __get__(self, instance: Any, owner: type | None = None) -> Any:
             label = getattr(self, "_label", None)  # a subclass may skip our __init__
             if instance is None or label is None:
                 return super().__get__(instance, owner)
-            watcher.consumed[watcher.current()].add(label)
             name = self.attrname or self.func.__name__
             try:
                 store = instance.__dict__
@@ -189,23 +214,40 @@ def _watched_property(watcher: MemoWatcher) -> type:
                     f"No '__dict__' attribute on {type(instance).__name__!r} "
                     f"instance to cache {name!r} property."
                 ) from None
+            reader = watcher.current()
             if name in store:
+                watcher.consumed[reader].update(self._producer(instance))
                 return store[name]
             if threading.current_thread() is not watcher.main:
+                # off the main thread the context does not switch: the lines are the reader's
+                self._made(instance, reader)
                 value = self.func(instance)
             else:
-                previous = watcher.switch(label)
+                produced = watcher.producer(label)
+                self._made(instance, produced)
+                watcher.consumed[reader].add(produced)
+                previous = watcher.switch(produced)
+                outer = watcher.outer
+                watcher.outer = outer or previous
                 try:
                     value = self.func(instance)
                 finally:
-                    watcher.resume(previous, label)
+                    watcher.outer = outer
+                    watcher.resume(previous, produced)
             store[name] = value
             return value
 
+        def _forget(self, instance: Any) -> None:
+            producers = getattr(self, "_producers", None)  # a subclass may skip our __init__
+            if producers:
+                producers.pop(id(instance), None)
+
         def __set__(self, instance: Any, value: Any) -> None:
+            self._forget(instance)
             instance.__dict__[self.attrname or self.func.__name__] = value
 
         def __delete__(self, instance: Any) -> None:
+            self._forget(instance)
             try:
                 del instance.__dict__[self.attrname or self.func.__name__]
             except KeyError:
