@@ -28,6 +28,7 @@ from guard_core.model import (
     Level,
     Override,
     OverrideKind,
+    RunRecord,
     TrustComponents,
     split_id,
     test_function_id,
@@ -67,6 +68,18 @@ class RunReport:
         if self.failed:  # failing tests, or a test module the edit broke at import
             return 1
         return code if code in (0, 1) else 2
+
+
+@attrs.frozen
+class RunPlan:
+    """What :meth:`Guard.run` would do now, run nothing yet: the decision, the ids it would
+    run (None: the whole suite), its notes about ids that cannot run, and whether it would
+    re-measure them to refresh the evidence."""
+
+    decision: Decision
+    tests: tuple[str, ...] | None
+    notes: tuple[str, ...]
+    refreshes: bool
 
 
 class Guard:
@@ -195,10 +208,22 @@ class Guard:
         refreshed = ""
         if refresher is not None and session is not None:
             refreshed = refresher.finish(self.store, session, result)
-        with contextlib.suppress(Exception):  # recording is best effort; the result stands
-            if self._store is not None:
-                self._store.record_run(result.record)
+        self.record_run(result.record)
         return RunReport(decision, result, refreshed, tuple(notes))
+
+    def plan_run(self, base: str | None = None) -> RunPlan:
+        """What :meth:`run` would do now, without running anything (for a caller that runs
+        pytest itself and then calls :meth:`record_run`)."""
+        refreshes = self._refresher(self.plugins.runner(self.settings)) is not None
+        decision = self.check(base)
+        notes: list[str] = []
+        tests = None if decision.level is Level.RUN_ALL else self._runnable(decision, notes)
+        return RunPlan(decision, None if tests is None else tuple(tests), tuple(notes), refreshes)
+
+    def record_run(self, record: RunRecord) -> None:
+        """Keep a run's outcomes, as :meth:`run` does (best effort: the result stands)."""
+        with contextlib.suppress(Exception):
+            self.store.record_run(record)
 
     def _runnable(self, decision: Decision, notes: list[str]) -> list[str] | None:
         """The selected ids whose test file still exists (None: the whole suite, when none

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -181,3 +182,43 @@ def test_a_client_in_another_environment_gets_a_fresh_process_answer(
     assert answer(first) == answer(second) == answer(fresh) and fresh.returncode == 0
     back = guard(root, "check", "--json", env=env)  # the first environment again: not this one
     assert back.stderr.strip().endswith("LOCAL") and answer(back)[0] == 0
+
+
+def without_timings(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)? ?m?s\b", "T", text)
+
+
+def test_guard_run_without_refresh_runs_pytest_here_on_the_workers_plan(
+    repo: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = repo
+    state = root / ".guard"
+    (root / "pkg/m.py").write_text("def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n")
+    guard(root, "check", env=env)
+    assert wait_for(lambda: (state / "worker.pid").exists() and Path(worker_socket(state)).exists())
+
+    def runs() -> int:
+        return int(json.loads(guard(root, "stats", "--json", env=env).stdout)["runs"])
+
+    before = runs()
+    asked = guard(root, "run", "--no-refresh", env=env)
+    assert asked.stderr.strip().endswith("WORKER"), asked.stderr
+    fresh = guard(root, "run", "--no-refresh", env={**env, "GUARD_WORKER": "0"})
+    assert asked.returncode == fresh.returncode == 1
+    for out in (asked, fresh):
+        assert "subset: 1 of 2 tests" in out.stdout and "1 failed" in out.stdout
+        assert "guard: 1 selected tests failed" in out.stderr
+    assert without_timings(asked.stdout.split("=")[0]) == without_timings(
+        fresh.stdout.split("=")[0]
+    )
+    assert runs() == before + 2  # the worker kept its outcomes too
+
+    # below --min-trust: the same verdict either way
+    (root / "pkg/m.py").write_text("def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 1\n")
+    strict = guard(root, "run", "--no-refresh", "--min-trust", "1", env=env)
+    plain = guard(root, "run", "--no-refresh", "--min-trust", "1", env={**env, "GUARD_WORKER": "0"})
+    assert strict.stderr.strip().endswith("WORKER")
+    assert strict.returncode == plain.returncode
+    # a run that refreshes the evidence is the command's own, in this process
+    refreshing = guard(root, "run", env=env)
+    assert refreshing.stderr.strip().endswith("LOCAL")

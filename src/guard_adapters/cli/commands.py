@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -271,11 +271,11 @@ def _ablation_settings(
     }
 
 
-def print_decision(decision: Decision, limit: int = 15) -> None:
+def print_decision(decision: Decision, limit: int = 15, file: IO[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console(file=file)
     if decision.evidence is not None and decision.evidence.sha:
         console.print(f"evidence: {decision.evidence.reason}", highlight=False)
     for o in decision.overrides:
@@ -329,23 +329,34 @@ def check_cmd(
         print_decision(decision)
 
 
+_run_options = [
+    repo_option,
+    click.option("--base", default=None, help="Diff against this revision."),
+    click.option(
+        "--min-trust",
+        type=click.FloatRange(0, 1),
+        default=None,
+        help="Exit 1 when the decision's trust is below this.",
+    ),
+    python_option,
+    click.option(
+        "--refresh/--no-refresh",
+        default=None,
+        help="Re-measure the tests that run and, when they pass, move the evidence to this "
+        "tree (default: on with the embedded server, off with a shared one).",
+    ),
+    *ablations,
+]
+
+
+def with_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_run_options):
+        func = option(func)
+    return func
+
+
 @guard.command("run")
-@repo_option
-@click.option("--base", default=None, help="Diff against this revision.")
-@click.option(
-    "--min-trust",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="Exit 1 when the decision's trust is below this.",
-)
-@python_option
-@click.option(
-    "--refresh/--no-refresh",
-    default=None,
-    help="Re-measure the tests that run and, when they pass, move the evidence to this tree "
-    "(default: on with the embedded server, off with a shared one).",
-)
-@with_ablations
+@with_run_options
 @handle_errors
 def run_cmd(
     repo: Path,
@@ -384,6 +395,72 @@ def run_cmd(
         )
         code = 1
     sys.exit(code)
+
+
+RUN_PLAN = "guard.run-plan/1"
+
+
+@guard.command("run-plan", hidden=True)
+@with_run_options
+@handle_errors
+def run_plan_cmd(
+    repo: Path,
+    base: str | None,
+    min_trust: float | None,
+    python: str | None,
+    refresh: bool | None,
+    no_confidence: bool,
+    no_widening: bool,
+    seed_policy: bool,
+    no_lines: bool,
+) -> None:
+    """What `guard run` would run, for a client that runs pytest itself (the warm worker's
+    answer to `guard run`; see guard_adapters.cli.fast_run). Plan `here`: run it in process
+    (a refresh, the whole suite, or nothing to run)."""
+    import io
+
+    from guard_adapters.workspace import open_guard
+
+    overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
+    with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
+        plan = g.plan_run(base)
+        runner = g.plugins.runner(g.settings)
+        command = getattr(runner, "command", None)
+        if plan.refreshes or not plan.tests or command is None:
+            emit_json({"schema": RUN_PLAN, "plan": "here"})
+            return
+        from guard_adapters.pytest.runner import plugins_path
+
+        shown = io.StringIO()
+        print_decision(plan.decision, limit=5, file=shown)
+        emit_json(
+            {
+                "schema": RUN_PLAN,
+                "plan": "pytest",
+                "decision": shown.getvalue(),
+                "notes": list(plan.notes),
+                "command": command(list(plan.tests), measuring=False),
+                "whole_suite": command(None, measuring=False),
+                "cwd": str(g.settings.repo),
+                "env": {"PYTHONPATH": plugins_path()},
+                "trust": plan.decision.trust,
+                "min_trust": min_trust,
+            }
+        )
+
+
+@guard.command("record-run", hidden=True)
+@repo_option
+@click.option("--report", type=click.Path(path_type=Path), required=True)
+@click.option("--elapsed-ms", type=float, required=True)
+@handle_errors
+def record_run_cmd(repo: Path, report: Path, elapsed_ms: float) -> None:
+    """Keep the outcomes of a run that a `run-plan` client ran (the reporter's file)."""
+    from guard_adapters.pytest.runner import read_record
+    from guard_adapters.workspace import open_guard
+
+    with open_guard(repo, warn=False) as g:
+        g.record_run(read_record(g.settings.repo, report, elapsed_ms))
 
 
 @guard.command("covering-tests")

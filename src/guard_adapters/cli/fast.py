@@ -22,6 +22,8 @@ import sys
 from guard_adapters.sockets import digest, socket_path
 
 FAST_COMMANDS = frozenset({"check", "covering-tests", "callers", "stats"})
+# what the worker also answers: ``guard run``'s plan and record (see fast_run.py)
+WORKER_COMMANDS = FAST_COMMANDS | {"run-plan", "record-run"}
 _ANSWER_TIMEOUT_S = 600.0
 _PACKAGES = ("guard_core", "guard_adapters")
 
@@ -178,8 +180,15 @@ def start_worker(argv: list[str]) -> None:
 
 def main() -> None:
     argv = sys.argv[1:]
-    fast = bool(argv) and argv[0] in FAST_COMMANDS and os.environ.get("GUARD_WORKER") != "0"
-    if fast:
+    fast = bool(argv) and argv[0] in {*FAST_COMMANDS, "run"}
+    fast = fast and os.environ.get("GUARD_WORKER") != "0"
+    if fast and argv[0] == "run":
+        from guard_adapters.cli.fast_run import run_through_worker
+
+        code = run_through_worker(argv)
+        if code is not None:
+            sys.exit(code)
+    elif fast:
         answer = ask_worker(argv)
         if answer is not None:
             code, out, err = answer

@@ -22,7 +22,8 @@ def _walk(command: click.Command, path: str) -> list[tuple[str, click.Command]]:
     found = [(path, command)]
     if isinstance(command, click.Group):
         for name in sorted(command.commands):
-            found += _walk(command.commands[name], f"{path} {name}")
+            if not command.commands[name].hidden:  # the worker's own commands
+                found += _walk(command.commands[name], f"{path} {name}")
     return found
 
 

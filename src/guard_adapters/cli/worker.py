@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from guard_adapters.cli.fast import (
-    FAST_COMMANDS,
+    WORKER_COMMANDS,
     code_stamp,
     environment_stamp,
     receive,
@@ -108,7 +108,7 @@ class Worker:
             self.stopping = True  # a package was installed or removed under loaded modules
             return {"ok": False, "reason": "stale"}
         argv = request.get("argv") or []
-        if not argv or argv[0] not in FAST_COMMANDS:
+        if not argv or argv[0] not in WORKER_COMMANDS:
             return {"ok": False, "reason": "not a worker command"}
         return {"ok": True, **run_command(argv, request.get("cwd", "."), request.get("env", {}))}
 

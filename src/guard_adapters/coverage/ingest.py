@@ -23,11 +23,11 @@ from typing import Any
 import attrs
 from coverage import CoverageData
 
-import guard_adapters
 from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
+from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.bases import store_for_commit
 from guard_core.errors import GuardError, IngestError
@@ -72,12 +72,11 @@ def run_collector(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run pytest once under the collector plugin; return its ``tests.json`` payload."""
-    plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
     env = {
         **os.environ,
         "GUARD_REPO": str(root),
         "GUARD_COLLECT_OUT": str(out),
-        "PYTHONPATH": os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p),
+        "PYTHONPATH": plugins_path(),
     }
     cmd = [
         python,

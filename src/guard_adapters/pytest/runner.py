@@ -40,6 +40,14 @@ class PytestRunner:
             cmd += ["--", *tests]
         return cmd
 
+    def environment(self, report: Path, repo: Path, collect_to: Path | None) -> dict[str, str]:
+        """The variables pytest runs with: the reporter's output file, Guard's plug-ins on
+        the path, and the collector's folder when measuring."""
+        env = {**os.environ, "GUARD_REPORT": str(report), "PYTHONPATH": plugins_path()}
+        if collect_to is not None:
+            env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(collect_to))
+        return env
+
     def run(
         self,
         repo: Path,
@@ -49,13 +57,9 @@ class PytestRunner:
         timeout: float | None = None,
         collect_to: Path | None = None,
     ) -> RunResult:
-        plugin_root = str(Path(guard_adapters.__file__).resolve().parent.parent)
         with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
             report = Path(tmp) / "report.json"
-            path = os.pathsep.join(p for p in (plugin_root, os.environ.get("PYTHONPATH")) if p)
-            env = {**os.environ, "GUARD_REPORT": str(report), "PYTHONPATH": path}
-            if collect_to is not None:
-                env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(collect_to))
+            env = self.environment(report, repo, collect_to)
             cmd = self.command(tests, measuring=collect_to is not None)
             output = None if stream else subprocess.PIPE
             started = time.perf_counter()
@@ -79,21 +83,33 @@ class PytestRunner:
                     f"cannot start pytest: {exc}", hint="set --python / GUARD_PYTHON"
                 ) from exc
             elapsed = (time.perf_counter() - started) * 1000
-            payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
-        outcomes = tuple(
-            TestOutcome(
-                test=nodeid,
-                outcome=info["outcome"],
-                duration_ms=info["duration_ms"],
-                message=info["message"],
-            )
-            for nodeid, info in sorted(payload.get("tests", {}).items())
-        )
-        record = RunRecord(
-            id=uuid.uuid4().hex,
-            timestamp=time.time(),
-            commit_sha=head_sha(repo),
-            duration_ms=elapsed,
-            outcomes=outcomes,
-        )
+            record = read_record(repo, report, elapsed)
         return RunResult(exit_code=proc.returncode, record=record)
+
+
+def plugins_path() -> str:
+    """``PYTHONPATH`` with the folder holding ``guard_adapters`` first: pytest imports Guard's
+    plug-ins from there, whatever the target's environment has installed."""
+    root = str(Path(guard_adapters.__file__).resolve().parent.parent)
+    return os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+
+
+def read_record(repo: Path, report: Path, elapsed_ms: float) -> RunRecord:
+    """The run record of a pytest run from the reporter's file (no file: no outcomes)."""
+    payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
+    outcomes = tuple(
+        TestOutcome(
+            test=nodeid,
+            outcome=info["outcome"],
+            duration_ms=info["duration_ms"],
+            message=info["message"],
+        )
+        for nodeid, info in sorted(payload.get("tests", {}).items())
+    )
+    return RunRecord(
+        id=uuid.uuid4().hex,
+        timestamp=time.time(),
+        commit_sha=head_sha(repo),
+        duration_ms=elapsed_ms,
+        outcomes=outcomes,
+    )
