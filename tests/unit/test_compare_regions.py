@@ -418,6 +418,38 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
     assert fn.attributes == reads
 
 
+STDLIB_READS = """import tokenize
+import os.path
+import sys as system
+
+if getattr(tokenize._compile, "__wrapped__", None) is None:
+    tokenize._compile = tokenize._compile
+
+x = os.path.join.__defaults__
+
+
+def f(g):
+    return g.__wrapped__, system.modules.__code__
+
+
+def h():
+    os = object()  # os is not only the module here
+    return os
+"""
+
+
+def test_reads_through_a_standard_library_module_are_not_reads_of_repository_objects() -> None:
+    regions = extract_regions("pkg/m.py", STDLIB_READS)
+    module = regions.regions["pkg/m.py::<module>"]
+    (f,) = [r for r in regions.functions() if r.name == "f"]
+    assert "__wrapped__" not in module.attributes and "_compile" not in module.attributes
+    assert {"__defaults__", "join"} <= module.attributes  # `os` is rebound in h(): any object
+    assert f.attributes == {"__wrapped__"}  # of g, which may be anything
+    # a package of the repository named like the standard library's module is the repository's
+    shadowing = extract_regions("tokenize/m.py", STDLIB_READS).regions["tokenize/m.py::<module>"]
+    assert "__wrapped__" in shadowing.attributes
+
+
 @pytest.mark.parametrize(
     ("body", "memo"),
     [

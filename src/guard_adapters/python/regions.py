@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import copy
 import functools
+import sys
 from collections.abc import Iterable, Iterator
 
 import attrs
@@ -106,6 +107,47 @@ class Statement:
     decorators: tuple[str, ...] = ()  # a def or class statement's, by last name
 
 
+class ModuleFacts:
+    """What some questions about one region need of its whole module, computed on first use
+    (shared by the module's regions)."""
+
+    def __init__(self, path: str, tree: ast.Module) -> None:
+        self.path = path
+        self.tree = tree
+
+    @functools.cached_property
+    def stdlib_names(self) -> frozenset[str]:
+        """Names the module binds only by ``import M`` of a standard-library module, and binds
+        nowhere else (no assignment, argument, other import...): an attribute read through
+        one reads a standard-library object. A package of the repository named like a
+        standard-library module (this file's own top folder) does not count."""
+        imported: set[str] = set()
+        other: set[str] = set()
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.Import):
+                for alias in n.names:
+                    bound = alias.asname or alias.name.partition(".")[0]
+                    stdlib = alias.name.partition(".")[0] in sys.stdlib_module_names
+                    (imported if stdlib else other).add(bound)
+            elif isinstance(n, ast.ImportFrom):
+                other.update(alias.asname or alias.name for alias in n.names)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                other.add(n.id)
+            elif isinstance(n, ast.arg):
+                other.add(n.arg)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                other.add(n.name)
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                other.update(n.names)
+            elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+                other.add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                other.add(n.rest)
+        parts = self.path.replace("\\", "/").split("/")
+        own = {part.removesuffix(".py") for part in parts[:2]}
+        return frozenset(imported - other - own)
+
+
 @attrs.frozen(slots=False)
 class Region:
     """One function, class body or module body.
@@ -126,6 +168,7 @@ class Region:
     parent: str | None = None  # id of the enclosing region
     text: str = ""  # the region's source lines, verbatim
     node: ast.AST | None = attrs.field(default=None, eq=False, repr=False)
+    module: ModuleFacts | None = attrs.field(default=None, eq=False, repr=False)
 
     @functools.cached_property
     def header(self) -> str:
@@ -165,7 +208,9 @@ class Region:
         """Attribute names this region's own code reads on any object (``x.name``,
         ``getattr(x, "name")``); ``*`` when it reads attributes by computed names (``vars``,
         ``dir``, ``__dict__``, ``getattr`` with a variable, ``eval``)."""
-        return attribute_reads(self.node) if self.node is not None else frozenset()
+        if self.node is None:
+            return frozenset()
+        return attribute_reads(self.node, self.module.stdlib_names if self.module else frozenset())
 
     @functools.cached_property
     def dynamic_dispatch(self) -> bool:
@@ -308,11 +353,19 @@ def _patched(call: ast.Call, name: str) -> set[str]:
     return set()
 
 
-def attribute_reads(node: ast.AST) -> frozenset[str]:
+def _root(node: ast.expr) -> str | None:
+    """``a`` for ``a.b.c``; None when the chain starts with anything but a name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> frozenset[str]:
     """``name`` for an attribute read as a value, ``name()`` for one only called
     (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
     shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
-    a value read."""
+    a value read. A read through ``stdlib``, names bound only to standard-library modules
+    (``tokenize._compile.__wrapped__``), reads no repository object: it is not one."""
     out: set[str] = set()
     nodes = (
         list(own_nodes(node))
@@ -323,6 +376,8 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
     guarded = _guarded(node) if called else set()
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            if stdlib and _root(n.value) in stdlib:
+                continue
             if n.attr == "__dict__":
                 out.add("*")
             elif id(n) in called and id(n) not in guarded:
@@ -332,6 +387,8 @@ def attribute_reads(node: ast.AST) -> frozenset[str]:
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
             out |= _patched(n, name)
+            if name in ("getattr", "hasattr") and stdlib and n.args and _root(n.args[0]) in stdlib:
+                continue
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
                 literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
@@ -575,9 +632,10 @@ def _body_start(node: FunctionNode) -> int:
 
 
 class _Collector:
-    def __init__(self, path: str, lines: int, source_lines: list[str]) -> None:
+    def __init__(self, path: str, lines: int, source_lines: list[str], facts: ModuleFacts) -> None:
         self.path = path
         self.lines = source_lines
+        self.facts = facts
         self.regions: dict[str, Region] = {}
         self.owners: list[str] = [node_id(path, MODULE_SCOPE)] * lines
         self.seen: dict[str, int] = {}
@@ -638,6 +696,7 @@ class _Collector:
             parent=parent,
             text="".join(self.lines[start - 1 : end]),
             node=node,
+            module=self.facts,
         )
 
     def function(self, node: FunctionNode, prefix: str, parent: str) -> None:
@@ -665,7 +724,8 @@ def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> M
     tree = tree if tree is not None else ast.parse(source, filename=path)
     source_lines = source.splitlines(keepends=True)
     lines = source.count("\n") + 1
-    collector = _Collector(path, lines, source_lines)
+    facts = ModuleFacts(path, tree)
+    collector = _Collector(path, lines, source_lines, facts)
     module_id = node_id(path, MODULE_SCOPE)
     collector.regions[module_id] = Region(
         id=module_id,
@@ -677,6 +737,7 @@ def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> M
         def_line=1,
         text=source,
         node=tree,
+        module=facts,
     )
     collector.walk(tree.body, "", module_id, in_function=False)
     return ModuleRegions(path=path, regions=collector.regions, owners=tuple(collector.owners))
