@@ -421,15 +421,16 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
 STDLIB_READS = """import tokenize
 import os.path
 import sys as system
+import time
 
 if getattr(tokenize._compile, "__wrapped__", None) is None:
     tokenize._compile = tokenize._compile
 
-x = os.path.join.__defaults__
+x = os.path.join.__defaults__, time.sleep.__kwdefaults__
 
 
 def f(g):
-    return g.__wrapped__, system.modules.__code__
+    return g.__wrapped__, system.stdout.__class__, system.stdout.encoding
 
 
 def h():
@@ -438,16 +439,20 @@ def h():
 """
 
 
-def test_reads_through_a_standard_library_module_are_not_reads_of_repository_objects() -> None:
+def test_introspecting_a_standard_library_object_is_not_reading_a_repository_one() -> None:
     regions = extract_regions("pkg/m.py", STDLIB_READS)
     module = regions.regions["pkg/m.py::<module>"]
     (f,) = [r for r in regions.functions() if r.name == "f"]
-    assert "__wrapped__" not in module.attributes and "_compile" not in module.attributes
+    assert "__wrapped__" not in module.attributes and "__kwdefaults__" not in module.attributes
+    assert "_compile" in module.attributes  # not a dunder: tokenize._compile may be anything
     assert {"__defaults__", "join"} <= module.attributes  # `os` is rebound in h(): any object
-    assert f.attributes == {"__wrapped__"}  # of g, which may be anything
+    # of g, which may be anything; sys.stdout is often a repository object
+    assert f.attributes == {"__wrapped__", "__class__", "encoding", "stdout"}
     # a package of the repository named like the standard library's module is the repository's
-    shadowing = extract_regions("tokenize/m.py", STDLIB_READS).regions["tokenize/m.py::<module>"]
-    assert "__wrapped__" in shadowing.attributes
+    shadowing = extract_regions("lib/time/m.py", STDLIB_READS).regions["lib/time/m.py::<module>"]
+    assert "__kwdefaults__" in shadowing.attributes and "__wrapped__" not in shadowing.attributes
+    star = extract_regions("pkg/m.py", "from pkg.compat import *\n" + STDLIB_READS)
+    assert "__wrapped__" in star.regions["pkg/m.py::<module>"].attributes
 
 
 @pytest.mark.parametrize(

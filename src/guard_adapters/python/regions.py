@@ -107,6 +107,16 @@ class Statement:
     decorators: tuple[str, ...] = ()  # a def or class statement's, by last name
 
 
+_PATCHED_MODULES = frozenset({"sys", "builtins"})  # hold repository objects often
+
+
+def _foreign_star(node: ast.AST) -> bool:
+    """``from M import *`` of a module outside the standard library."""
+    if not isinstance(node, ast.ImportFrom) or all(a.name != "*" for a in node.names):
+        return False
+    return bool(node.level) or (node.module or "").partition(".")[0] not in sys.stdlib_module_names
+
+
 class ModuleFacts:
     """What some questions about one region need of its whole module, computed on first use
     (shared by the module's regions)."""
@@ -118,16 +128,21 @@ class ModuleFacts:
     @functools.cached_property
     def stdlib_names(self) -> frozenset[str]:
         """Names the module binds only by ``import M`` of a standard-library module, and binds
-        nowhere else (no assignment, argument, other import...): an attribute read through
-        one reads a standard-library object. A package of the repository named like a
-        standard-library module (this file's own top folder) does not count."""
+        nowhere else (no assignment, argument, other import...): introspecting an object read
+        through one (``tokenize._compile.__wrapped__``) introspects a standard-library object.
+        Not ``sys`` and ``builtins`` (``sys.stdout`` is often a repository object), not in a
+        module with a star import from elsewhere, and not a package of the repository named
+        like a standard-library module (this file's own top folders)."""
         imported: set[str] = set()
         other: set[str] = set()
         for n in ast.walk(self.tree):
+            if _foreign_star(n):
+                return frozenset()  # it may bind any name
             if isinstance(n, ast.Import):
                 for alias in n.names:
                     bound = alias.asname or alias.name.partition(".")[0]
-                    stdlib = alias.name.partition(".")[0] in sys.stdlib_module_names
+                    top = alias.name.partition(".")[0]
+                    stdlib = top in sys.stdlib_module_names and top not in _PATCHED_MODULES
                     (imported if stdlib else other).add(bound)
             elif isinstance(n, ast.ImportFrom):
                 other.update(alias.asname or alias.name for alias in n.names)
@@ -144,7 +159,7 @@ class ModuleFacts:
             elif isinstance(n, ast.MatchMapping) and n.rest:
                 other.add(n.rest)
         parts = self.path.replace("\\", "/").split("/")
-        own = {part.removesuffix(".py") for part in parts[:2]}
+        own = {part.removesuffix(".py") for part in parts[:-1]} | {parts[-1].removesuffix(".py")}
         return frozenset(imported - other - own)
 
 
@@ -353,6 +368,10 @@ def _patched(call: ast.Call, name: str) -> set[str]:
     return set()
 
 
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
+
+
 def _root(node: ast.expr) -> str | None:
     """``a`` for ``a.b.c``; None when the chain starts with anything but a name."""
     while isinstance(node, ast.Attribute):
@@ -364,8 +383,9 @@ def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> froz
     """``name`` for an attribute read as a value, ``name()`` for one only called
     (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
     shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
-    a value read. A read through ``stdlib``, names bound only to standard-library modules
-    (``tokenize._compile.__wrapped__``), reads no repository object: it is not one."""
+    a value read. A dunder read through ``stdlib``, names bound only to standard-library
+    modules (``tokenize._compile.__wrapped__``), introspects no repository function: it is
+    not one."""
     out: set[str] = set()
     nodes = (
         list(own_nodes(node))
@@ -376,7 +396,7 @@ def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> froz
     guarded = _guarded(node) if called else set()
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
-            if stdlib and _root(n.value) in stdlib:
+            if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
                 continue
             if n.attr == "__dict__":
                 out.add("*")
@@ -387,8 +407,11 @@ def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> froz
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
             out |= _patched(n, name)
-            if name in ("getattr", "hasattr") and stdlib and n.args and _root(n.args[0]) in stdlib:
-                continue
+            if name in ("getattr", "hasattr") and stdlib and len(n.args) >= 2:
+                key = n.args[1]
+                literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+                if literal and _dunder(key.value) and _root(n.args[0]) in stdlib:
+                    continue
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
                 literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
