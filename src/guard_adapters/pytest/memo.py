@@ -28,6 +28,7 @@ _REAL_LRU = functools.lru_cache
 _make_key = functools._make_key  # the key lru_cache files an entry under
 _MAX_ENTRIES = 200_000  # fills remembered per cache; past it, a hit charges every fill
 _REAL_CACHED_PROPERTY = functools.cached_property
+_ABSENT = object()
 
 
 class MemoWatcher:
@@ -181,18 +182,19 @@ def _watched_property(watcher: MemoWatcher) -> type:
             super().__init__(*args, **kwargs)
             own = type(self) is watched
             self._label = watcher.label_of(getattr(self, "func", None)) if own else None
-            # id(instance) -> (a weak reference to it, the label of the fill of its value)
-            self._producers: dict[int, tuple[weakref.ref[Any], str]] = {}
+            # id(instance) -> (a weak reference to it, the fill of its value, id of the value)
+            self._producers: dict[int, tuple[weakref.ref[Any], str, int]] = {}
             self._fills: set[str] = set()
 
-        def _producer(self, instance: Any) -> Any:
-            """The fill labels a read of ``instance``'s value charges."""
+        def _producer(self, instance: Any, value: Any) -> Any:
+            """The fill labels a read of ``instance``'s ``value`` charges: every fill unless
+            the value is still the one that fill stored on this very object."""
             known = self._producers.get(id(instance))
-            if known is not None and known[0]() is instance:
+            if known is not None and known[0]() is instance and known[2] == id(value):
                 return (known[1],)
             return self._fills
 
-        def _made(self, instance: Any, produced: str) -> None:
+        def _made(self, instance: Any, produced: str, value: Any) -> None:
             self._fills.add(produced)
             try:
                 ref = weakref.ref(instance)
@@ -200,7 +202,7 @@ def _watched_property(watcher: MemoWatcher) -> type:
                 return
             if len(self._producers) >= _MAX_ENTRIES:
                 self._producers.clear()
-            self._producers[id(instance)] = (ref, produced)
+            self._producers[id(instance)] = (ref, produced, id(value))
 
         def __get__(self, instance: Any, owner: type | None = None) -> Any:
             label = getattr(self, "_label", None)  # a subclass may skip our __init__
@@ -215,16 +217,16 @@ def _watched_property(watcher: MemoWatcher) -> type:
                     f"instance to cache {name!r} property."
                 ) from None
             reader = watcher.current()
-            if name in store:
-                watcher.consumed[reader].update(self._producer(instance))
-                return store[name]
+            value = store.get(name, _ABSENT)
+            if value is not _ABSENT:
+                watcher.consumed[reader].update(self._producer(instance, value))
+                return value
             if threading.current_thread() is not watcher.main:
                 # off the main thread the context does not switch: the lines are the reader's
-                self._made(instance, reader)
+                produced = reader
                 value = self.func(instance)
             else:
                 produced = watcher.producer(label)
-                self._made(instance, produced)
                 watcher.consumed[reader].add(produced)
                 previous = watcher.switch(produced)
                 outer = watcher.outer
@@ -235,6 +237,7 @@ def _watched_property(watcher: MemoWatcher) -> type:
                     watcher.outer = outer
                     watcher.resume(previous, produced)
             store[name] = value
+            self._made(instance, produced, value)
             return value
 
         def _forget(self, instance: Any) -> None:
