@@ -44,6 +44,11 @@ def answering(monkeypatch: pytest.MonkeyPatch, answer: Any) -> list[list[str]]:
         (0, json.dumps({**PLAN, "schema": "guard.run-plan/0"}), ""),
         (0, json.dumps({**PLAN, "plan": "here"}), ""),  # a refresh, a run-all, nothing to run
         (0, json.dumps({**PLAN, "command": "python -m pytest"}), ""),
+        (0, json.dumps({**PLAN, "command": []}), ""),
+        (0, json.dumps({k: v for k, v in PLAN.items() if k != "cwd"}), ""),
+        (0, json.dumps({**PLAN, "env": ["PYTHONPATH=x"]}), ""),
+        (0, json.dumps({**PLAN, "decision": 3}), ""),
+        (0, json.dumps({**PLAN, "min_trust": "high"}), ""),
         (0, json.dumps([PLAN]), ""),
     ],
 )

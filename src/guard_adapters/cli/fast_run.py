@@ -11,6 +11,7 @@ graph client and the engine in a process that only starts pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -37,20 +38,41 @@ def _plan(argv: list[str]) -> dict | None:
         return None
     if not isinstance(plan, dict) or plan.get("schema") != _SCHEMA or plan.get("plan") != "pytest":
         return None
-    if not all(isinstance(plan.get(k), list) for k in ("command", "whole_suite", "notes")):
+    if not _well_formed(plan):
         return None
     sys.stderr.write(err)  # a configuration warning, as the command here prints it
     return plan
 
 
-def _pytest(command: list[str], plan: dict, report: str) -> tuple[int, float]:
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _well_formed(plan: dict) -> bool:
+    env = plan.get("env", {})
+    return (
+        all(_strings(plan.get(k)) for k in ("command", "whole_suite", "notes"))
+        and bool(plan["command"])
+        and bool(plan["whole_suite"])
+        and isinstance(plan.get("cwd"), str)
+        and isinstance(plan.get("decision", ""), str)
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(plan.get("trust", 0.0), int | float)
+        and (plan.get("min_trust") is None or isinstance(plan["min_trust"], int | float))
+    )
+
+
+def _pytest(command: list[str], plan: dict, report: str) -> tuple[int | None, float]:
+    """pytest's exit code (None: it could not start) and its wall time in ms."""
     env = {**os.environ, **plan.get("env", {}), "GUARD_REPORT": report}
     started = time.perf_counter()
+    code: int | None
     try:
         code = subprocess.run(command, cwd=plan["cwd"], env=env, check=False).returncode
     except OSError as exc:
         sys.stderr.write(f"guard: cannot start pytest: {exc}\n")
-        code = -1
+        code = None
     return code, (time.perf_counter() - started) * 1000
 
 
@@ -67,9 +89,17 @@ def run_through_worker(argv: list[str]) -> int | None:
     """The exit code of ``guard run`` (argv as given to ``guard``) run through the worker, or
     None to run the command in this process. What it prints comes in the command's order:
     pytest's output, then the decision, the notes, the verdict."""
-    plan = _plan(argv)
-    if plan is None:
-        return None
+    try:
+        plan = _plan(argv)
+        if plan is None:
+            return None
+        return _run(plan)
+    except KeyboardInterrupt:
+        sys.stderr.write("guard: interrupted\n")
+        return 130
+
+
+def _run(plan: dict) -> int:
     notes = list(plan["notes"])
     with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
         report = os.path.join(tmp, "report.json")
@@ -79,8 +109,10 @@ def run_through_worker(argv: list[str]) -> int | None:
                 f"pytest could not collect every selected id (exit {code}): "
                 "ran the whole suite instead"
             )
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(report)  # the whole suite's outcomes, not the first run's
             code, elapsed = _pytest(plan["whole_suite"], plan, report)
-        if code == -1:
+        if code is None:
             return 2
         failed = _failed(report)
         record = ["record-run", "--repo", plan["cwd"], "--report", report]
