@@ -1,8 +1,9 @@
 """Evidence that plain dict caches hide, where no static rule sees the cache: a manager keeps
 its modules in a dict reached through a class-level table and an instance alias, stores each
 module before it finishes it, and a second test only ever reads the entry the first test
-built (or an entry whose fill read one that the same test had filled before). Changing any code the build ran selects both tests; an unrelated change neither. The
-same for a value kept on an object (``node._kind``), which the static memo rule sees."""
+built (or an entry whose fill read one that the same test had filled before). Changing any
+code the build ran selects both tests; an unrelated change neither. The same for a value kept
+on an object (``node._kind``), which the static memo rule sees."""
 
 from __future__ import annotations
 

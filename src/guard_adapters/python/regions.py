@@ -407,15 +407,13 @@ def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> froz
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
             out |= _patched(n, name)
-            if name in ("getattr", "hasattr") and stdlib and len(n.args) >= 2:
-                key = n.args[1]
-                literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
-                if literal and _dunder(key.value) and _root(n.args[0]) in stdlib:
-                    continue
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
-                literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
-                out.add(str(key.value) if literal else "*")  # type: ignore[attr-defined]
+                text = key.value if isinstance(key, ast.Constant) else None
+                text = text if isinstance(text, str) else None
+                introspects = name in ("getattr", "hasattr") and text and _dunder(text)
+                if not (introspects and _root(n.args[0]) in stdlib):
+                    out.add(text if text is not None else "*")
             elif name in _OPEN_READS:
                 out.add("*")
             if name in _DOC_READS or name == "pydoc":
