@@ -19,6 +19,10 @@ class Contexts:
 
     def __init__(self) -> None:
         self.context = "test_a"
+        self.notes: list[tuple[str, str]] = []  # (context, what ran): stands for lines
+
+    def note(self, what: str) -> None:
+        self.notes.append((self.context, what))
 
     def switch(self, label: str) -> str:
         previous, self.context = self.context, label
@@ -88,33 +92,35 @@ def compute(d: WatchedDict, ctx: Contexts, key: str, note: str) -> None:
     it, then finishes it."""
     if key in d:
         return
-    ctx.context_notes.append((ctx.context, note))  # type: ignore[attr-defined]
+    ctx.note(note)
     d[key] = [note]
-    ctx.context_notes.append((ctx.context, note + "-after-store"))  # type: ignore[attr-defined]
+    ctx.note(note + "-after-store")
+
+
+def charged_notes(ctx: Contexts, tracker: FillTracker, reader: str) -> set[str]:
+    """At the end of the run, what ran in the segments charged to ``reader``."""
+    tracker.finish()
+    by_segment = defaultdict(set)
+    for label, what in ctx.notes:
+        by_segment[label].add(what)
+    return set().union(*(by_segment[s] for s in segment_lines(tracker, reader)))
 
 
 def test_a_reader_is_charged_the_segments_between_the_miss_and_the_end_of_the_fill(
     ctx: Contexts, tracker: FillTracker
 ) -> None:
-    ctx.context_notes = []  # type: ignore[attr-defined]
     d = watched(tracker)
     compute(d, ctx, "x", "fill-x")
     assert d.get("other") is None  # the next watched event ends the fill of "x"
-    ctx.context_notes.append((ctx.context, "rest-of-test-a"))  # type: ignore[attr-defined]
+    ctx.note("rest-of-test-a")
     ctx.switch("test_b")
     assert "x" in d and d["x"] == ["fill-x"]
-    tracker.finish()
-    charged = segment_lines(tracker, "test_b")
-    notes = defaultdict(set)
-    for label, note in ctx.context_notes:  # type: ignore[attr-defined]
-        notes[label].add(note)
-    assert set().union(*(notes[s] for s in charged)) == {"fill-x", "fill-x-after-store"}
+    assert charged_notes(ctx, tracker, "test_b") == {"fill-x", "fill-x-after-store"}
 
 
 def test_a_fill_that_reads_an_entry_its_own_test_filled_before_charges_that_entry_too(
     ctx: Contexts, tracker: FillTracker
 ) -> None:
-    ctx.context_notes = []  # type: ignore[attr-defined]
     d = watched(tracker)
     compute(d, ctx, "base", "fill-base")
     assert d.get("other") is None  # ends the fill of "base"
@@ -124,11 +130,7 @@ def test_a_fill_that_reads_an_entry_its_own_test_filled_before_charges_that_entr
     assert d.get("other") is None
     ctx.switch("test_b")
     assert d["top"] == ["top"]
-    tracker.finish()
-    notes = defaultdict(set)
-    for label, note in ctx.context_notes:  # type: ignore[attr-defined]
-        notes[label].add(note)
-    assert "fill-base" in set().union(*(notes[s] for s in segment_lines(tracker, "test_b")))
+    assert "fill-base" in charged_notes(ctx, tracker, "test_b")
 
 
 def test_a_read_by_the_filling_context_itself_charges_nothing(

@@ -12,6 +12,7 @@ import click
 from guard_adapters.cli.group import emit_json, guard, handle_errors, python_option, repo_option
 
 if TYPE_CHECKING:
+    from guard_core.api import Guard
     from guard_core.model import Decision
 
 repo_argument = click.argument(
@@ -355,27 +356,30 @@ def with_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-@guard.command("run")
-@with_run_options
-@handle_errors
-def run_cmd(
+def _open_for_run(
     repo: Path,
-    base: str | None,
-    min_trust: float | None,
     python: str | None,
     refresh: bool | None,
     no_confidence: bool,
     no_widening: bool,
     seed_policy: bool,
     no_lines: bool,
-) -> None:
-    """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
-    import sys
-
+) -> Guard:
+    """The Guard `guard run` (and its plan) work with, from the run options."""
     from guard_adapters.workspace import open_guard
 
     overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
+    return open_guard(repo, python=python, refresh_evidence=refresh, **overrides)
+
+
+@guard.command("run")
+@with_run_options
+@handle_errors
+def run_cmd(base: str | None, min_trust: float | None, **options: Any) -> None:
+    """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
+    import sys
+
+    with _open_for_run(**options) as g:
         report = g.run(base)
     print_decision(report.decision, limit=5)
     for note in report.notes:
@@ -403,26 +407,13 @@ RUN_PLAN = "guard.run-plan/1"
 @guard.command("run-plan", hidden=True)
 @with_run_options
 @handle_errors
-def run_plan_cmd(
-    repo: Path,
-    base: str | None,
-    min_trust: float | None,
-    python: str | None,
-    refresh: bool | None,
-    no_confidence: bool,
-    no_widening: bool,
-    seed_policy: bool,
-    no_lines: bool,
-) -> None:
+def run_plan_cmd(base: str | None, min_trust: float | None, **options: Any) -> None:
     """What `guard run` would run, for a client that runs pytest itself (the warm worker's
     answer to `guard run`; see guard_adapters.cli.fast_run). Plan `here`: run it in process
     (a refresh, the whole suite, or nothing to run)."""
     import io
 
-    from guard_adapters.workspace import open_guard
-
-    overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    with open_guard(repo, python=python, refresh_evidence=refresh, **overrides) as g:
+    with _open_for_run(**options) as g:
         plan = g.plan_run(base)
         runner = g.plugins.runner(g.settings)
         command = getattr(runner, "command", None)

@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import guard_adapters
 from guard_adapters.git.repo import head_sha
@@ -97,6 +98,12 @@ def plugins_path() -> str:
 def read_record(repo: Path, report: Path, elapsed_ms: float) -> RunRecord:
     """The run record of a pytest run from the reporter's file (no file: no outcomes)."""
     payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
+    return run_record(repo, payload.get("tests", {}), elapsed_ms)
+
+
+def run_record(repo: Path, tests: dict[str, Any], elapsed_ms: float) -> RunRecord:
+    """A run of ``tests`` (node id -> the reporter's outcome, duration and message) at the
+    commit ``repo`` has checked out."""
     outcomes = tuple(
         TestOutcome(
             test=nodeid,
@@ -104,7 +111,7 @@ def read_record(repo: Path, report: Path, elapsed_ms: float) -> RunRecord:
             duration_ms=info["duration_ms"],
             message=info["message"],
         )
-        for nodeid, info in sorted(payload.get("tests", {}).items())
+        for nodeid, info in sorted(tests.items())
     )
     return RunRecord(
         id=uuid.uuid4().hex,

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -114,28 +112,11 @@ class InRunRefresh:
             shutil.rmtree(self.out, ignore_errors=True)
 
     def _finish(self, exitstatus: int) -> str:
-        from guard_adapters.git.repo import head_sha
+        from guard_adapters.pytest.runner import run_record
         from guard_adapters.workspace import open_guard
-        from guard_core.model import RunRecord, TestOutcome
         from guard_core.ports import RunResult
 
-        tests = self.collector.tests
-        outcomes = tuple(
-            TestOutcome(
-                test=nodeid,
-                outcome=info["outcome"],
-                duration_ms=info["duration_ms"],
-                message=info["message"],
-            )
-            for nodeid, info in sorted(tests.items())
-        )
-        record = RunRecord(
-            id=uuid.uuid4().hex,
-            timestamp=time.time(),
-            commit_sha=head_sha(self.root),
-            duration_ms=0.0,
-            outcomes=outcomes,
-        )
+        record = run_record(self.root, self.collector.tests, 0.0)
         target = self.refresher.collect_dir(self.session)
         for part in self.out.iterdir():
             shutil.copy2(part, target / part.name)
