@@ -174,6 +174,20 @@ def test_failed_collection_keeps_previous_evidence(sample: Path, store: FalkorGr
     assert store.ingest_info().coverage_complete
 
 
+def test_a_failed_first_collection_still_indexes_the_code(
+    tmp_path: Path, store: FalkorGraphStore
+) -> None:
+    # the index is parsed while pytest runs; it is written even when the run fails, as it was
+    # when it ran first
+    files = {**FILES, "tests/test_broken.py": "import nonexistent_module_xyz\n"}
+    repo = make_repo(tmp_path / "broken", files)
+    with pytest.raises(IngestError, match="previous evidence is kept"):
+        ingest_coverage(repo, store)
+    assert store.function_facts(["pkg/core.py::add"])
+    assert "tests/test_a.py::test_add" in store.all_tests()
+    assert store.stats().covered_by == 0
+
+
 def test_monitoring_collector_matches_line_coverage(
     sample: Path, store: FalkorGraphStore, falkordb_url: str, monitoring_python: str,
     tmp_path: Path,

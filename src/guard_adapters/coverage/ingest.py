@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from coverage import CoverageData
 
 from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.git.repo import head_sha, repo_root
-from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.regions import ModuleRegions, extract_regions
@@ -305,6 +306,31 @@ def _under(nodeid: str, prefix: str) -> bool:
 
 
 @attrs.define
+class _IndexedFirst:
+    """A collector that writes the static index (parsed while the first run goes on) before
+    it hands over any evidence; the index is written even when the run fails, as it was
+    written before the run when it came first."""
+
+    inner: CoverageCollector
+    write_index: Callable[[], None]
+    python: str = attrs.field(init=False)
+    written: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        self.python = self.inner.python
+
+    def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
+        evidence = self.inner.collect(run=run, runs=runs, shard=shard)
+        self.settle()
+        return evidence
+
+    def settle(self) -> None:
+        if not self.written:
+            self.written = True
+            self.write_index()
+
+
+@attrs.define
 class CoverageCollector:
     """Runs pytest under the collector plug-in, in ``python``, and reads what it measured."""
 
@@ -335,19 +361,36 @@ def ingest_coverage(
     progress: Progress | None = None,
     environment: str | None = None,
 ) -> CoverageReport:
-    """The coverage ingest of ``repo`` at HEAD: the static index first (the evidence's ids
-    must match the code that runs), then :func:`guard_core.evidence.ingest_coverage`."""
+    """The coverage ingest of ``repo`` at HEAD: :func:`guard_core.evidence.ingest_coverage`,
+    with the static index parsed during the first run and written before the evidence (the
+    evidence's ids must match the code that runs)."""
     root = repo_root(repo)
     sha = head_sha(root)
     started = time.perf_counter()
     target = store_for_commit(store, sha)
-    ingest_static(root, target, include_tests=True)
-    if isinstance(store, EvidenceBases):  # before the evidence below can be complete
-        store.carry_repairs(target, sha)
-    collector = CoverageCollector(root, python or sys.executable, pytest_args, progress)
-    report = record_coverage(
-        target, collector, sha=sha, runs=runs, shard=shard, environment=environment
-    )
+    plan = plan_static(root, target.file_hashes(), include_tests=True)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the index parses while pytest runs (on the core it leaves free, then on every core),
+        # and is written before any evidence
+        indexed = pool.submit(index_planned, plan)
+
+        def write_index() -> None:
+            write_static(target, plan, indexed.result())
+            if isinstance(store, EvidenceBases):  # before the evidence below can be complete
+                store.carry_repairs(target, sha)
+
+        inner = CoverageCollector(root, python or sys.executable, pytest_args, progress)
+        collector = _IndexedFirst(inner, write_index)
+        try:
+            report = record_coverage(
+                target, collector, sha=sha, runs=runs, shard=shard, environment=environment
+            )
+        except Exception:
+            try:
+                collector.settle()
+            except Exception as exc:  # the run's own error is the one to report
+                log.warning("static_index_failed", error=str(exc))
+            raise
     if isinstance(store, EvidenceBases) and target.ingest_info().coverage_complete:
         try:
             store.prune_bases(protect=[sha])
