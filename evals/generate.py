@@ -371,7 +371,9 @@ def generate(prepared: Prepared, seed: int) -> list[Edit]:
     files = sorted(git(repo, "ls-files").split("\n"))
     py = [f for f in files if f.endswith(".py")]
     texts = {p: (repo / p).read_text(encoding="utf-8") for p in py}
-    sources = {p: Source(p, texts[p]) for p in py if p.startswith(target.sources)}
+    sources = {
+        p: Source(p, texts[p]) for p in py if p.startswith(target.sources) and not _is_test(p)
+    }
     tests = {
         p: Source(p, texts[p]) for p in py if Path(p).name.startswith("test_") and p not in sources
     }
@@ -399,6 +401,12 @@ def generate(prepared: Prepared, seed: int) -> list[Edit]:
     top_up_rng = random.Random(f"{seed}:{target.name}:top-up")
     chosen += top_up(chosen, pools, singles, target.min_edits, top_up_rng)
     return _as_edits(repo, target.name, chosen)
+
+
+def _is_test(path: str) -> bool:
+    """A file of a ``tests`` folder inside a package (toolz ships its tests there); a module
+    named ``test_*`` outside one stays a source (astroid's ``test_utils.py``)."""
+    return "tests" in Path(path).parts[:-1]
 
 
 def _pair(first: Change, second: Change) -> Change:

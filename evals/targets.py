@@ -11,7 +11,9 @@ from pathlib import Path
 
 import attrs
 
-WORK = Path(os.environ.get("GUARD_EVALS_WORK", Path(__file__).resolve().parent / ".work"))
+# outside Guard's own tree: pytest looks for its configuration in the parent folders of a
+# target that has none (toolz), and would find Guard's pyproject.toml
+WORK = Path(os.environ.get("GUARD_EVALS_WORK", Path.home() / ".cache" / "guard-evals"))
 
 
 @attrs.frozen
@@ -46,6 +48,19 @@ TARGETS = {
             ("pytest<9", "freezegun"),
             ("src/itsdangerous",),
             min_edits=45,  # its small code base gives under 3 of some kinds: 38 without
+        ),
+        # layouts and code unlike the Pallets projects, to see Guard generalise: tests inside
+        # the package and a curried namespace built at import time (toolz), a flat package
+        # whose lexer and keyword tables are module-level state (sqlparse), a large module of
+        # small functions with unittest-style tests (more-itertools)
+        Target("toolz", "toolz==1.0.0", ("pytest<9",), ("toolz",), min_edits=45),
+        Target("sqlparse", "sqlparse==0.5.3", ("pytest<9",), ("sqlparse",), min_edits=45),
+        Target(
+            "more-itertools",
+            "more-itertools==10.5.0",
+            ("pytest<9",),
+            ("more_itertools",),
+            min_edits=45,
         ),
     )
 }
