@@ -35,7 +35,7 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
-INDEX_VERSION = b"guard-index-6\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-7\0"  # a new version re-indexes every file once
 
 
 def content_sha(data: bytes) -> str:
@@ -91,6 +91,11 @@ class _RefVisitor(cst.CSTVisitor):
         self.imports: set[str] = set()
         self.aliases: set[tuple[str, str]] = set()
         self.star_sources: set[str] = set()  # modules this file imports * from
+        # names (with their attribute chains) bound nowhere in the file, or builtins: a star
+        # import may bind them
+        self.free: dict[str, set[str]] = defaultdict(set)
+        self.stmt_free: dict[str, set[tuple[int, str]]] = defaultdict(set)
+        self._imports = 0  # inside an import statement: its names are bound, not read
         self._inner: set[int] = set()
 
     def _owner(self, node: cst.CSTNode) -> Region:
@@ -154,12 +159,33 @@ class _RefVisitor(cst.CSTVisitor):
             if own:
                 names.append(own)
         self.refs[region.id].update(names)
-        if region.kind is not RegionKind.FUNCTION and names:
+        free = None if self._imports else self._free_chain(node)
+        if free:
+            self.free[region.id].add(free)
+        if region.kind is not RegionKind.FUNCTION and (names or free):
             line = self._line(node)
             for index, stmt in enumerate(region.bindings):
                 if stmt.start <= line <= stmt.end:
                     self.stmt_refs[region.id].update(StatementRead(index, n) for n in names)
+                    if free:
+                        self.stmt_free[region.id].add((index, free))
                     break
+
+    def _free_chain(self, node: cst.Name | cst.Attribute) -> str | None:
+        """``a.b.c`` for a read whose root name the file binds by no definition of its own (a
+        builtin, an import, nothing): a ``from m import *`` may bind it."""
+        parts: list[str] = []
+        root: cst.BaseExpression = node
+        while isinstance(root, cst.Attribute):
+            parts.append(root.attr.value)
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        scope = self.get_metadata(ScopeProvider, root, None)
+        found = scope.get_qualified_names_for(root) if scope is not None else set()
+        if found and all(q.source is QualifiedNameSource.LOCAL for q in found):
+            return None
+        return ".".join([root.value, *reversed(parts)])
 
     def visit_Name(self, node: cst.Name) -> None:
         self._record(node)
@@ -178,11 +204,19 @@ class _RefVisitor(cst.CSTVisitor):
             for target in self._dotted(func):
                 self.calls[region.id][target] = RESOLVED
 
+    def leave_Import(self, original_node: cst.Import) -> None:
+        self._imports -= 1
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
+        self._imports -= 1
+
     def visit_Import(self, node: cst.Import) -> None:
+        self._imports += 1
         for alias in node.names:
             self.imports.add(cst.Module([]).code_for_node(alias.name))
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._imports += 1
         base = cst.Module([]).code_for_node(node.module) if node.module else ""
         rel = "." * len(node.relative)
         target = _resolve(rel + base, self.module, self.package) if rel else base
@@ -206,6 +240,26 @@ class _RefVisitor(cst.CSTVisitor):
                     else name
                 )
                 self.aliases.add((f"{self.module}.{local}", f"{target}.{name}"))
+
+
+def _star_reads(visitor: _RefVisitor, regions: ModuleRegions) -> dict[str, set[str]]:
+    """What each region may read through the file's star imports (added to its refs and to
+    its statements' reads): ``m.name`` for each name it reads that the file binds by no
+    definition of its own (and ``module.name``: a package's submodule, a name set from
+    elsewhere). A name the file binds before the star import is re-exported from ``m`` under
+    the file's own name, which the aliases follow."""
+    out: dict[str, set[str]] = defaultdict(set)
+    if not visitor.star_sources:
+        return out
+    sources = sorted({*visitor.star_sources, *([visitor.module] if visitor.module else [])})
+    for r in regions.regions.values():
+        out[r.id] = {f"{m}.{free}" for m in sources for free in visitor.free.get(r.id, ())}
+        visitor.stmt_refs[r.id].update(
+            StatementRead(i, f"{m}.{free}")
+            for i, free in visitor.stmt_free.get(r.id, ())
+            for m in sources
+        )
+    return out
 
 
 def index_file(
@@ -234,12 +288,7 @@ def index_file(
     )
     visitor = _RefVisitor(regions, module, package or None, data)
     wrapper.visit(visitor)
-    stars = sorted(f"{m}.*" for m in visitor.star_sources)
-    for r in regions.regions.values() if stars else ():
-        for i, stmt in enumerate(r.bindings):  # statements may read star-imported names
-            if r.kind is not RegionKind.FUNCTION and not stmt.imports:
-                visitor.stmt_refs[r.id].update(StatementRead(i, ref) for ref in stars)
-                visitor.refs[r.id].update(stars)
+    stars = _star_reads(visitor, regions)
     functions = []
     dotted: dict[str, str] = {}
     for r in regions.regions.values():
@@ -257,14 +306,7 @@ def index_file(
                 start=r.start,
                 end=r.end,
                 has_dynamic_dispatch=r.dynamic_dispatch,
-                refs=tuple(
-                    sorted(
-                        {
-                            *visitor.refs.get(r.id, ()),
-                            *(stars if r.kind is RegionKind.FUNCTION else ()),
-                        }
-                    )
-                ),
+                refs=tuple(sorted({*visitor.refs.get(r.id, ()), *stars.get(r.id, ())})),
                 statement_refs=tuple(
                     sorted(
                         visitor.stmt_refs.get(r.id, ()),
