@@ -460,6 +460,8 @@ def _as_edits(repo: Path, target: str, chosen: list[tuple[str, Change]]) -> list
             (repo / path).write_text(text, encoding="utf-8")
         diff = git(repo, "diff")
         git(repo, "checkout", "-q", "--", ".")
+        if not diff.strip():
+            continue  # the candidate changed nothing (a ``return None`` made ``return None``)
         counts[kind] = counts.get(kind, 0) + 1
         split = "held-out" if counts[kind] % 3 == 2 else "dev"  # the 2nd, 5th, 8th... of a kind
         edits.append(
