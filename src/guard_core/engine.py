@@ -334,7 +334,13 @@ class Engine:
         if removed and not s.seed_policy:  # `from m import gone` now fails at import time
             missing = {*removed, *(f"{n.rpartition('.')[0]}.*" for n in removed)}
             after = {f.path: f.imports_after for f in cs.files}
+            # `from m import *` binds what m has, unless its __all__ names what it lost
+            losing = {r.file for r in cs.regions if r.removed}
+            stars_fail = any(f.star_breaks for f in cs.files if f.path in losing)
+            by_name = set(self.store.importers_of(removed, stars=False))
             for path in self.store.importers_of(removed):
+                if path not in by_name and not stars_fail:
+                    continue  # only a star import: the readers of the names it bound speak
                 if (now := after.get(path)) is not None and not now & missing:
                     continue  # changed too, and no longer imports it: its own regions speak
                 self._importers(

@@ -106,6 +106,9 @@ class ChangedFile:
     collects: bool = False  # a test module pytest collects: its path is a node id to run
     # what the new version imports by name (``m.n``, ``m.*``); None: not worked out
     imports_after: frozenset[str] | None = None
+    # whether ``from <this module> import *`` may fail now: its ``__all__`` names something
+    # the module no longer binds, or cannot be read (True where not worked out)
+    star_breaks: bool = True
 
 
 @attrs.frozen

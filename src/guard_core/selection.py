@@ -109,6 +109,8 @@ def _follow_import_time_reads(
                 wide[fid] = ref
             else:
                 follow |= {f"{scope}.{n}" if scope else n for n in binding.names}
+    # ``f = _f; f.__doc__ = ...``: following f finds whatever reads its attributes
+    follow = {n for n in follow if not any(n.startswith(f"{m}.") for m in follow)}
     return follow, wide
 
 

@@ -176,7 +176,7 @@ class FakeStore:
     def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
         return {}
 
-    def importers_of(self, names: Iterable[str]) -> list[str]:
+    def importers_of(self, names: Iterable[str], stars: bool = True) -> list[str]:
         return []
 
     def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:

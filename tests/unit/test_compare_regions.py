@@ -407,8 +407,10 @@ def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
         ("with open(k):\n        d.get(k)", {"get()"}),  # open() is not an expected failure
         ("return getattr(d, 'get')", {"get"}),
         ("return getattr(d, k)", {"*"}),
-        ("with mock.patch('pkg.m.C.get', autospec=True):\n        return k.run()",
-         {"patch()", "get", "run()"}),  # the mock holds C.get: a signature check, no body
+        (
+            "with mock.patch('pkg.m.C.get', autospec=True):\n        return k.run()",
+            {"patch()", "get", "run()"},
+        ),  # the mock holds C.get: a signature check, no body
         ("with mock.patch.object(C, 'get'):\n        pass", {"patch", "object()", "get"}),
     ],
 )
@@ -460,24 +462,36 @@ def test_introspecting_a_standard_library_object_is_not_reading_a_repository_one
     [
         ("if k not in CACHE:\n        CACHE[k] = g(k)\n    return CACHE[k]", True),
         ("return self._cache.setdefault(k, g(k))", True),
-        ("v = ctx.seen.get(k)\n    if v is None:\n        ctx.seen[k] = v = g(k)\n    return v",
-         True),
+        (
+            "v = ctx.seen.get(k)\n    if v is None:\n        ctx.seen[k] = v = g(k)\n    return v",
+            True,
+        ),
         ("d = {}\n    d[k] = g(k)\n    return d[k]", False),  # a local container
         ("return CACHE[k]", False),  # read only: filled elsewhere, at import time perhaps
         ("CACHE[k] = g(k)", False),  # write only
         ("global CACHE\n    CACHE = {}\n    CACHE[k] = g(k)\n    return CACHE[k]", True),
-        ("if k in self.seen:\n        raise ValueError(self.seen[k])\n    self.seen[k] = self",
-         False),  # a registry of what it was given: nothing computed is served back
-        ("try:\n        return CACHE[k]\n    except KeyError:\n        v = CACHE[k] = g(k)\n"
-         "        return v", True),
+        (
+            "if k in self.seen:\n        raise ValueError(self.seen[k])\n    self.seen[k] = self",
+            False,
+        ),  # a registry of what it was given: nothing computed is served back
+        (
+            "try:\n        return CACHE[k]\n    except KeyError:\n        v = CACHE[k] = g(k)\n"
+            "        return v",
+            True,
+        ),
         # a value kept on an object, returned to every later call without computing it
-        ("if k._type is not None:\n        return k._type\n    if g(k):\n"
-         "        k._type = 'meta'\n    else:\n        k._type = 'class'\n    return k._type",
-         True),
+        (
+            "if k._type is not None:\n        return k._type\n    if g(k):\n"
+            "        k._type = 'meta'\n    else:\n        k._type = 'class'\n    return k._type",
+            True,
+        ),
         ("if self._v is None:\n        self._v = g(k)\n    return self._v", True),
         ("if not hasattr(self, '_v'):\n        self._v = g(k)\n    return self._v", True),
-        ("try:\n        return self._v\n    except AttributeError:\n        self._v = g(k)\n"
-         "        return self._v", True),
+        (
+            "try:\n        return self._v\n    except AttributeError:\n        self._v = g(k)\n"
+            "        return self._v",
+            True,
+        ),
         ("self._v = g(k)\n    return self._v", False),  # computed on every call
         ("if self._v is None:\n        self._v = g(k)", False),  # kept, never served
         ("if self.n > k:\n        return self.n\n    return g(k)", False),  # never stored
@@ -517,3 +531,62 @@ def test_calls_in_a_test_expected_to_fail_are_value_reads() -> None:
     source = "@pytest.mark.xfail(raises=TypeError)\ndef test_x(d):\n    d.get(1, 2, 3)\n"
     (fn,) = extract_regions("t.py", source).functions()
     assert "get" in fn.attributes and "get()" not in fn.attributes
+
+
+VERSIONED = """\
+import sys
+
+__all__ = ["batched", "LIMIT"]
+
+LIMIT = 10
+
+
+def _batched(items, n):
+    return items
+
+
+if sys.version_info >= (3, 12):
+    def batched(items, n):
+        return items
+else:
+    batched = _batched
+    batched.__doc__ = _batched.__doc__
+
+try:
+    import json
+except ImportError:
+    json = None
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "names", "effects"),
+    [
+        # a version check or an ImportError fallback binds what its branches bind
+        ("    batched = _batched\n", "    batched = list\n", ("pkg.m.batched",), False),
+        ("    json = None\n", "    json = False\n", ("pkg.m.json",), False),
+        ("(3, 12):", "(3, 13):", ("pkg.m.batched", "pkg.m.batched.__doc__"), False),
+        ("if sys.version_info", "if probe() or sys.version_info", (), True),
+        ("    json = None\n", "    json = None\n    LOG.append(1)\n", ("pkg.m.json",), True),
+        # setting an attribute of a function the module defines binds that attribute
+        (
+            "batched.__doc__ = _batched.__doc__",
+            "batched.__doc__ = 'x'",
+            ("pkg.m.batched.__doc__",),
+            False,
+        ),
+        ("    batched.__doc__ = _batched.__doc__", "    sys.__doc__ = 'x'", None, True),
+        # a literal __all__ changes what star imports bind by the names it adds or drops
+        ('["batched", "LIMIT"]', '["batched"]', ("pkg.m.LIMIT", "pkg.m.__all__"), False),
+        ('["batched", "LIMIT"]', "[n for n in dir()]", ("pkg.m.__all__",), True),
+        ('__all__ = ["batched", "LIMIT"]\n', "", ("pkg.m.__all__",), True),
+    ],
+)
+def test_branches_attributes_and_exports_bind_names(
+    old: str, new: str, names: tuple[str, ...] | None, effects: bool
+) -> None:
+    assert old in VERSIONED
+    found = changes(VERSIONED, VERSIONED.replace(old, new, 1))["<module>"]
+    if names is not None:
+        assert set(names) <= set(found[3]), found
+    assert found[4] is effects

@@ -293,13 +293,15 @@ class GraphQueries(GraphConnection):
                 out.setdefault(target, []).append(alias)
         return out
 
-    def importers_of(self, names: Iterable[str]) -> list[str]:
-        """Files that import any of ``names`` by name (``from m import name``, or ``*``)."""
-        stars = {f"{n.rpartition('.')[0]}.*" for n in names if "." in n}
+    def importers_of(self, names: Iterable[str], stars: bool = True) -> list[str]:
+        """Files that import any of ``names`` by name (``from m import name``), and with
+        ``stars`` the files that import ``*`` from their modules."""
+        names = set(names)
+        wild = {f"{n.rpartition('.')[0]}.*" for n in names if "." in n} if stars else set()
         rows = self._read(
             "MATCH (f:File) WHERE size(f.alias_targets) > 0 AND "
             "any(t IN f.alias_targets WHERE t IN $names) RETURN f.path",
-            {"names": sorted({*names, *stars})},
+            {"names": sorted(names | wild)},
         )
         return sorted(r[0] for r in rows)
 

@@ -79,6 +79,19 @@ def _changed_statements(
     return gone, came
 
 
+def _exports_changed(gone: list[Statement], came: list[Statement]) -> tuple[set[str], bool]:
+    """Names a changed literal ``__all__`` adds or drops (what a star import of the module
+    now binds or no longer binds), and whether the change is past following name by name:
+    an ``__all__`` that appeared or went changes what every star import binds."""
+    before = [s.exports for s in gone if "__all__" in s.names]
+    after = [s.exports for s in came if "__all__" in s.names]
+    if not before and not after:
+        return set(), False
+    if not before or not after or None in before or None in after:
+        return set(), True
+    return {n for e in before if e for n in e} ^ {n for e in after if e for n in e}, False
+
+
 def _body_change(
     old: Region | None,
     new: Region | None,
@@ -98,6 +111,9 @@ def _body_change(
     prefix = _scope_prefix(module, ref)
     names = {f"{prefix}.{n}" if prefix else n for s in (*gone, *came) for n in s.names}
     effects = any(_effects(s, pure) for s in (*gone, *came))
+    exported, unknown = _exports_changed(gone, came)
+    names |= {f"{prefix}.{n}" if prefix else n for n in exported}
+    effects |= unknown
     imports_before = {m for s in gone for m in s.imports}
     imports_after = {m for s in came for m in s.imports}
     effects |= imports_before != imports_after  # importing another module runs its code

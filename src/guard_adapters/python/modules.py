@@ -51,3 +51,20 @@ def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
             base = ".".join([*parts, base] if base else parts)
         out |= {f"{base}.{a.name}" for a in node.names}
     return frozenset(out)
+
+
+def star_import_breaks(regions: ModuleRegions) -> bool:
+    """Whether ``from <module> import *`` may fail: its ``__all__`` names something the
+    module does not bind at its top level, or is not one literal list Guard can read. With
+    no ``__all__``, a star import binds whatever public names there are."""
+    module = next((r for r in regions.regions.values() if r.kind is RegionKind.MODULE), None)
+    if module is None:
+        return True
+    statements = module.bindings
+    exports = [s for s in statements if "__all__" in s.names]
+    if not exports:
+        return False
+    if len(exports) > 1 or exports[0].exports is None:
+        return True
+    bound = {n for s in statements for n in s.names}  # a name only a star import binds: unknown
+    return bool(set(exports[0].exports) - bound)

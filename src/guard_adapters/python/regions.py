@@ -105,6 +105,7 @@ class Statement:
     side_effects: bool = False
     imports: tuple[str, ...] = ()  # modules an import statement loads
     decorators: tuple[str, ...] = ()  # a def or class statement's, by last name
+    exports: tuple[str, ...] | None = None  # ``__all__ = [...]`` of literal strings
 
 
 _PATCHED_MODULES = frozenset({"sys", "builtins"})  # hold repository objects often
@@ -209,14 +210,18 @@ class Region:
         if not isinstance(self.node, ast.ClassDef | ast.Module):
             return ()
         dumps = dump_statements(self.node.body, keep_header=False)
-        return tuple(statement_info(s, d) for s, d in zip(self.node.body, dumps, strict=True))
+        local = defined_names(self.node.body)
+        return tuple(
+            statement_info(s, d, local) for s, d in zip(self.node.body, dumps, strict=True)
+        )
 
     @functools.cached_property
     def bindings(self) -> tuple[Statement, ...]:
         """Like :attr:`statements` (spans, names bound, side effects) without normal forms."""
         if not isinstance(self.node, ast.ClassDef | ast.Module):
             return ()
-        return tuple(statement_info(s, "") for s in self.node.body)
+        local = defined_names(self.node.body)
+        return tuple(statement_info(s, "", local) for s in self.node.body)
 
     @functools.cached_property
     def attributes(self) -> frozenset[str]:
@@ -576,37 +581,106 @@ def header_dump(node: DefNode) -> str:
     return "\n".join(parts)
 
 
-def _target_names(target: ast.expr) -> tuple[list[str], bool]:
-    """Names a target binds, and whether it also mutates something (attribute/subscript)."""
+def _target_names(target: ast.expr, local: frozenset[str] = frozenset()) -> tuple[list[str], bool]:
+    """Names a target binds, and whether it also mutates something (a subscript, an
+    attribute of an object the body does not define). ``f.__doc__ = ...`` on a function or
+    class ``f`` the same body defines (``local``) binds ``f.__doc__``."""
     if isinstance(target, ast.Name):
         return [target.id], False
     if isinstance(target, ast.Tuple | ast.List):
         names: list[str] = []
         mutates = False
         for elt in target.elts:
-            sub, mut = _target_names(elt.value if isinstance(elt, ast.Starred) else elt)
+            sub, mut = _target_names(elt.value if isinstance(elt, ast.Starred) else elt, local)
             names += sub
             mutates |= mut
         return names, mutates
+    chain: list[str] = []
+    node: ast.expr = target
+    while isinstance(node, ast.Attribute):
+        chain.append(node.attr)
+        node = node.value
+    if chain and isinstance(node, ast.Name) and node.id in local:
+        return [".".join([node.id, *reversed(chain)])], False
     return [], True
 
 
-def statement_info(stmt: ast.stmt, dump: str) -> Statement:
+def defined_names(body: list[ast.stmt]) -> frozenset[str]:
+    """Functions and classes a module or class body defines, in branches too."""
+    out: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, DefNode):
+            out.add(stmt.name)
+        elif isinstance(stmt, _BRANCHING):
+            out |= defined_names(_branch_statements(stmt))
+    return frozenset(out)
+
+
+_BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _branch_statements(stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of every branch of an ``if`` or a ``try``."""
+    out = [
+        *getattr(stmt, "body", ()),
+        *getattr(stmt, "orelse", ()),
+        *getattr(stmt, "finalbody", ()),
+    ]
+    for handler in getattr(stmt, "handlers", ()):
+        out += handler.body
+    return out
+
+
+def _literal_strings(value: ast.expr | None) -> tuple[str, ...] | None:
+    if isinstance(value, ast.List | ast.Tuple) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+    ):
+        return tuple(e.value for e in value.elts)  # type: ignore[attr-defined]
+    return None
+
+
+def _branching_info(stmt: ast.stmt, dump: str, local: frozenset[str]) -> Statement:
+    """An ``if`` or ``try`` at module or class level: it binds what its branches bind, and
+    does more only where a branch, a condition or a caught type does (a version check, an
+    ``ImportError`` fallback)."""
+    start, end = _span(stmt)
+    nested = [statement_info(s, "", local) for s in _branch_statements(stmt)]
+    tests = [getattr(stmt, "test", None)] + [h.type for h in getattr(stmt, "handlers", ())]
+    names = [n for s in nested for n in s.names if n != "__doc__"]
+    names += [h.name for h in getattr(stmt, "handlers", ()) if h.name]
+    return Statement(
+        dump=dump,
+        start=start,
+        end=end,
+        names=tuple(names),
+        side_effects=any(s.side_effects for s in nested)
+        or any(t is not None and has_impure_call(t) for t in tests)
+        or any(s.exports is not None or "__all__" in s.names for s in nested),
+        imports=tuple(m for s in nested for m in s.imports),
+    )
+
+
+def statement_info(stmt: ast.stmt, dump: str, local: frozenset[str] = frozenset()) -> Statement:
     """What a top-level (module or class) statement binds and whether it does more."""
+    if isinstance(stmt, _BRANCHING):
+        return _branching_info(stmt, dump, local)
     start, end = _span(stmt)
     names: list[str] = []
     effects = False
     imports: list[str] = []
     decorators: tuple[str, ...] = ()
+    exports: tuple[str, ...] | None = None
     if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         for target in targets:
-            bound, mutates = _target_names(target)
+            bound, mutates = _target_names(target, local)
             names += bound
             effects |= mutates
         value = stmt.value
         effects |= value is not None and has_impure_call(value)
-        effects |= "__all__" in names  # star-import consumers change
+        if "__all__" in names:  # what a star import binds: followed name by name if literal
+            exports = None if isinstance(stmt, ast.AugAssign) else _literal_strings(value)
+            effects |= exports is None
     elif isinstance(stmt, ast.Import):
         names = [a.asname or a.name.split(".")[0] for a in stmt.names]
         imports = [a.name for a in stmt.names]
@@ -634,6 +708,7 @@ def statement_info(stmt: ast.stmt, dump: str) -> Statement:
         side_effects=effects,
         imports=tuple(imports),
         decorators=decorators,
+        exports=exports,
     )
 
 

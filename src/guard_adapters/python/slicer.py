@@ -22,7 +22,7 @@ from guard_adapters.python.bases import BaseResolver, ParsedFiles
 from guard_adapters.python.compare import compare_modules
 from guard_adapters.python.decorators import through_decorators, wrapping_decorators
 from guard_adapters.python.integrity import integrity_flags
-from guard_adapters.python.modules import from_imports, module_name
+from guard_adapters.python.modules import from_imports, module_name, star_import_breaks
 from guard_adapters.python.new_modules import new_module_effects
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_adapters.python.test_functions import collected_test_ids
@@ -166,7 +166,9 @@ class GitSlicer:
         if any(r.removed for r in regions):  # which changed files still import a gone name
             files = [
                 attrs.evolve(
-                    f, imports_after=from_imports(parsed[f.path], module_name(root, f.path))
+                    f,
+                    imports_after=from_imports(parsed[f.path], module_name(root, f.path)),
+                    star_breaks=star_import_breaks(parsed[f.path]),
                 )
                 if f.path in parsed
                 else f
