@@ -12,6 +12,7 @@ import ast
 import builtins
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 # typing, abc and enum bases: subclassing them runs no code of the repository's or a registry's
 STANDARD_BASES = frozenset(
@@ -78,6 +79,7 @@ class BaseResolver:
         self.root = root
         self._trees: dict[str, ast.Module | None] = {}
         self._parsed = parsed if parsed is not None else ParsedFiles()
+        self.applied: dict[int, tuple[ast.Module, Any]] = {}  # decorators.py, by tree
 
     def _tree(self, module: str) -> ast.Module | None:
         if module not in self._trees:

@@ -115,12 +115,17 @@ def _definitions(
                 pending.extend(children)
 
 
-def _applied(
-    resolver: BaseResolver, tree: ast.Module, module: str | None
-) -> tuple[dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | None]], set[str]]:
+Applied = tuple[dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | None]], set[str]]
+
+
+def _applied(resolver: BaseResolver, tree: ast.Module, module: str | None) -> Applied:
     """The functions the decorators ``tree`` applies bare resolve to, by the decorator's last
     name (``@wrap`` and ``@helpers.wrap`` alike; None where it cannot be read); and the
-    names it applies with arguments, ``@name(...)``."""
+    names it applies with arguments, ``@name(...)``. Worked out once per tree and resolver
+    (one slice of one file)."""
+    found = resolver.applied.get(id(tree))
+    if found is not None and found[0] is tree:
+        return found[1]
     bare: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef | None]] = {}
     called: set[str] = set()
     for node in _definitions(tree.body):
@@ -129,6 +134,7 @@ def _applied(
                 called.add(_last(d.func))
             elif name := _last(d):
                 bare.setdefault(name, []).append(resolver.decorator(tree, module, d))
+    resolver.applied[id(tree)] = (tree, (bare, called))
     return bare, called
 
 
