@@ -140,17 +140,10 @@ def read_payload(out: Path) -> dict[str, Any]:
         "preloaded": [],
         "spawned": [],
         "consumed": {},
-        "imports": {"eager": [], "lazy": {}},
     }
     for result in sorted(out.glob("tests-*.json")):
         part = json.loads(result.read_text(encoding="utf-8"))
         payload["tests"].update(part.get("tests", {}))
-        imports = part.get("imports", {})
-        payload["imports"]["eager"] = sorted(
-            {*payload["imports"]["eager"], *imports.get("eager", ())}
-        )
-        for label, where in imports.get("lazy", {}).items():
-            payload["imports"]["lazy"].setdefault(label, []).append(where)
         payload["spawned"] = sorted({*payload["spawned"], *part.get("spawned", ())})
         for ctx, labels in part.get("consumed", {}).items():
             payload["consumed"].setdefault(ctx, []).extend(labels)
@@ -239,10 +232,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     )
     shared: Executed = defaultdict(set)
     collected: list[str] = []  # node id prefixes whose collection ran code
-    lazy = _lazy_imports(payload, by_context)
     for ctx, ran in by_context.items():
-        if ctx in lazy:
-            continue  # charged below to the tests that ran from its first import on
         if ctx.startswith(_SHARED):
             _merge(shared, ran)
         elif ctx.startswith(COLLECT):
@@ -258,7 +248,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         return found
 
     executed: dict[str, Lines] = {}
-    later: dict[str, Lines] = {}  # per test, what imports run by it or by earlier tests ran
     outcomes: dict[str, TestOutcome] = {}
     failures: dict[str, str] = {}
     everyone_spawns = any(ctx.startswith(_SHARED) for ctx in spawned)  # a session-wide child
@@ -284,9 +273,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         if tid in executed:  # another parametrisation of the same test function
             parts.append(executed[tid])
         executed[tid] = _combine(parts)
-        imports = [frozen(ctx) for ctx, where in lazy.items() if _ran_since(info, where)]
-        if imports:
-            later[tid] = _combine([later.get(tid, {}), *imports])
         total_ms += info.get("duration_ms", 0.0)
         previous = outcomes.get(tid)
         outcome = info.get("outcome", "passed")
@@ -299,9 +285,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     shared_only: dict[str, frozenset[str]] = {}
     everyone = {rid: frozenset(lines) for rid, lines in shared.items()}
     for tid, mine in executed.items():
-        imported = later.get(tid, {})
-        shared_only[tid] = frozenset((everyone.keys() | imported.keys()) - mine.keys())
-        executed[tid] = _combine([everyone, imported, mine])
+        shared_only[tid] = frozenset(everyone.keys() - mine.keys())
+        executed[tid] = _combine([everyone, mine])
     return RunEvidence(
         executed=executed,
         outcomes=outcomes,
@@ -311,29 +296,6 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
     )
-
-
-def _lazy_imports(
-    payload: dict[str, Any], by_context: dict[str, Executed]
-) -> dict[str, list[tuple[str, int]]]:
-    """``<import>`` contexts that only ever ran while a test was running, with where each
-    first ran (process, index of that test in the process's order). What the import did is
-    there for that test and every later one in that process; a test that ran earlier
-    worked without it. A module imported at start-up or collection is everyone's."""
-    imports = payload.get("imports", {})
-    eager = set(imports.get("eager", ()))
-    return {
-        label: [(str(w), int(i)) for w, i in where]
-        for label, where in imports.get("lazy", {}).items()
-        if label not in eager and label in by_context and label.startswith(IMPORT)
-    }
-
-
-def _ran_since(info: dict[str, Any], where: list[tuple[str, int]]) -> bool:
-    if "order" not in info:
-        return True  # a payload without the order: every test, as before
-    worker = info.get("worker", "main")
-    return any(worker == w and info["order"] >= i for w, i in where)
 
 
 def _under(nodeid: str, prefix: str) -> bool:

@@ -270,11 +270,6 @@ class GuardCollector:
         self.tests: dict[str, dict[str, Any]] = {}
         self.opened: dict[str, set[str]] = defaultdict(set)
         self.spawned: set[str] = set()  # contexts that started a Python child process
-        # <import>NAME labels: run before any test (collection, start-up), or first run while
-        # the test at this index (in this process's order) was running
-        self.running: int | None = None
-        self.eager_imports: set[str] = set()
-        self.lazy_imports: dict[str, int] = {}
         self.config: Any = None  # pytest's, once registered
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
@@ -319,13 +314,6 @@ class GuardCollector:
         if os.environ.get("GUARD_COLLECT_DICTS", "1") != "0":  # 0: without (benchmarks)
             tracker = FillTracker(self._switch, lambda: self.context, self.memo.consumed)
             self.swapper = ContainerSwapper(tracker)
-
-    def imported(self, label: str) -> None:
-        """A repository module's body is about to run under ``label``."""
-        if self.running is None:
-            self.eager_imports.add(label)
-        else:
-            self.lazy_imports.setdefault(label, self.running)
 
     def _ours(self, filename: str) -> bool:
         rel = self._relative(filename)
@@ -478,7 +466,6 @@ class GuardCollector:
             file = path.relative_to(self.root).as_posix()
         except ValueError:
             file = path.as_posix()
-        self.running = len(self.tests)
         self.tests[nodeid] = {
             "file": file,
             "doctest": type(item).__module__ == "_pytest.doctest",
@@ -486,14 +473,11 @@ class GuardCollector:
             "outcome": "passed",
             "duration_ms": 0.0,
             "message": "",
-            "worker": self.worker,
-            "order": self.running,
         }
         previous = self._switch(nodeid)
         yield
         self._owner_done(nodeid)
         self._switch(previous)
-        self.running = None
 
     def _owner_done(self, label: str) -> None:
         if self.swapper is not None:
@@ -530,10 +514,6 @@ class GuardCollector:
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
-            "imports": {
-                "eager": sorted(self.eager_imports),
-                "lazy": {label: [self.worker, index] for label, index in self.lazy_imports.items()},
-            },
             "consumed": {
                 ctx: sorted(list(labels)) for ctx, labels in list(self.memo.consumed.items())
             },
@@ -565,7 +545,6 @@ class _LabelledLoader:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
-        self._collector.imported(IMPORT + self._name)
         previous = self._collector._switch(IMPORT + self._name)
         try:
             self._loader.exec_module(module)

@@ -2,9 +2,7 @@
 
 SESSION = "<session>"  # start-up, conftest imports, plugins: charged to every test
 COLLECT = "<collect>"  # collecting NODEID (its module-level code): charged to the tests under it
-# executing a repository module's body: charged to every test, or, when a test first
-# imported it, to that test and every test that ran after it in the same process
-IMPORT = "<import>"
+IMPORT = "<import>"  # executing a repository module's body: charged to every test
 FIXTURE = "<fixture>"  # a fixture's setup: charged to every test that requests it
 MEMO = "<memo>"  # filling a functools cache entry: charged to every context that read it
 SEGMENT = "<seg>"  # part of a context, cut at a watched dict's miss: charged to that context
