@@ -56,6 +56,7 @@ from guard_core.selection import (
     judged_id,
     listed_directories,
     module_region,
+    names_closure,
     needs_evidence,
     new_test_files,
     select_memoised_callers,
@@ -332,14 +333,18 @@ class Engine:
                 selection.add(test, reason)
         removed = sorted({n for r in cs.regions for n in r.removed})
         if removed and not s.seed_policy:  # `from m import gone` now fails at import time
-            missing = {*removed, *(f"{n.rpartition('.')[0]}.*" for n in removed)}
+            # `from pkg import gone` where pkg re-exports it (through `import *` too)
+            exported = sorted(names_closure(self.store, removed))
+            missing = {*exported, *(f"{n.rpartition('.')[0]}.*" for n in exported)}
             after = {f.path: f.imports_after for f in cs.files}
-            # `from m import *` binds what m has, unless its __all__ names what it lost
+            # `from m import *` binds what m has, unless its __all__ names what it lost (a
+            # module that re-exports it may list it in an __all__ of its own: unknown)
             losing = {r.file for r in cs.regions if r.removed}
             stars_fail = any(f.star_breaks for f in cs.files if f.path in losing)
-            by_name = set(self.store.importers_of(removed, stars=False))
-            for path in self.store.importers_of(removed):
-                if path not in by_name and not stars_fail:
+            by_name = set(self.store.importers_of(exported, stars=False))
+            of_losers = set(self.store.importers_of(removed))
+            for path in self.store.importers_of(exported):
+                if path not in by_name and path in of_losers and not stars_fail:
                     continue  # only a star import: the readers of the names it bound speak
                 if (now := after.get(path)) is not None and not now & missing:
                     continue  # changed too, and no longer imports it: its own regions speak

@@ -23,6 +23,7 @@ FILES = {
     ),
     "pkg/extra.py": "def gamma():\n    return 'g'\n",
     "pkg/named.py": "from pkg.core import beta\n\n\ndef twice():\n    return beta() * 2\n",
+    "pkg/again.py": "from pkg import beta\n\n\ndef thrice():\n    return beta() * 3\n",
     "tests/__init__.py": "",
     "tests/test_pkg.py": (
         "import pkg\nfrom pkg.extra import gamma\n\n\n"
@@ -30,11 +31,13 @@ FILES = {
         "def test_gamma():\n    assert gamma() == 'g'\n"
     ),
     "tests/test_z_named.py": (  # runs last: what it imports serves it alone
-        "def test_twice():\n    from pkg.named import twice\n\n    assert twice() == 'bb'\n"
+        "def test_twice():\n    from pkg.named import twice\n\n    assert twice() == 'bb'\n\n\n"
+        "def test_thrice():\n    from pkg.again import thrice\n\n    assert thrice() == 'bbb'\n"
     ),
 }
 ALPHA, GAMMA = "tests/test_pkg.py::test_alpha", "tests/test_pkg.py::test_gamma"
 TWICE = "tests/test_z_named.py::test_twice"
+THRICE = "tests/test_z_named.py::test_thrice"
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +67,14 @@ def test_a_removal_breaks_the_modules_that_import_the_name(guard: Guard, tree: P
     edit(tree, "pkg/core.py", "['alpha', 'beta']", "['alpha']")
     edit(tree, "pkg/core.py", "def beta():\n    return 'b'\n", "")
     d = guard.check()
-    assert TWICE in d.tests  # pkg.named imports beta by name
-    assert GAMMA not in d.tests
-    assert list(guard.run(stream=False).failed) == [TWICE]
+    assert {TWICE, THRICE} <= set(d.tests)  # pkg.named imports beta, pkg.again pkg's beta
+    assert set(guard.run(stream=False).failed) == {TWICE, THRICE}
+
+
+def test_a_name_all_no_longer_lists_is_gone_from_the_star_importers(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/core.py", "['alpha', 'beta']", "['alpha']")
+    d = guard.check()
+    assert THRICE in d.tests  # `from pkg import beta`: pkg bound it through `import *`
+    assert list(guard.run(stream=False).failed) == [THRICE]

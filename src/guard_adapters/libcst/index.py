@@ -35,7 +35,7 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
-INDEX_VERSION = b"guard-index-8\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-9\0"  # a new version re-indexes every file once
 
 
 def content_sha(data: bytes) -> str:
@@ -148,6 +148,8 @@ class _RefVisitor(cst.CSTVisitor):
         if isinstance(node, cst.Attribute):
             self._mark_inner(node)
         context = self.get_metadata(ExpressionContextProvider, node, None)
+        if context is ExpressionContext.DEL and isinstance(node, cst.Name):
+            self._deleted(node)  # `del name` needs the name, which a star import may bind
         if context is not ExpressionContext.LOAD:
             return
         region = self._owner(node)
@@ -170,6 +172,20 @@ class _RefVisitor(cst.CSTVisitor):
                     if free:
                         self.stmt_free[region.id].add((index, free))
                     break
+
+    def _deleted(self, node: cst.Name) -> None:
+        free = self._free_chain(node)
+        if not free:
+            return
+        region = self._owner(node)
+        self.free[region.id].add(free)
+        line = self._line(node)
+        for index, stmt in enumerate(
+            region.bindings if region.kind is not RegionKind.FUNCTION else ()
+        ):
+            if stmt.start <= line <= stmt.end:
+                self.stmt_free[region.id].add((index, free))
+                break
 
     def _free_chain(self, node: cst.Name | cst.Attribute) -> str | None:
         """``a.b.c`` for a read whose root name the file binds by no definition of its own (a
@@ -253,6 +269,14 @@ def _star_reads(visitor: _RefVisitor, regions: ModuleRegions) -> dict[str, set[s
         return out
     sources = sorted({*visitor.star_sources, *([visitor.module] if visitor.module else [])})
     for r in regions.regions.values():
+        if "*" in r.attributes:  # globals()[name], vars(): any name a star import bound
+            out[r.id] = {f"{m}.*" for m in visitor.star_sources}
+            for i, stmt in enumerate(r.bindings if r.kind is not RegionKind.FUNCTION else ()):
+                if not stmt.imports:
+                    visitor.stmt_refs[r.id].update(
+                        StatementRead(i, f"{m}.*") for m in visitor.star_sources
+                    )
+            continue
         out[r.id] = {f"{m}.{free}" for m in sources for free in visitor.free.get(r.id, ())}
         visitor.stmt_refs[r.id].update(
             StatementRead(i, f"{m}.{free}")

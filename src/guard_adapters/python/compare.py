@@ -14,6 +14,7 @@ from guard_adapters.python.regions import (
     ModuleRegions,
     Region,
     Statement,
+    exports_unbound,
     own_nodes,
 )
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
@@ -79,17 +80,22 @@ def _changed_statements(
     return gone, came
 
 
-def _exports_changed(gone: list[Statement], came: list[Statement]) -> tuple[set[str], bool]:
-    """Names a changed literal ``__all__`` adds or drops (what a star import of the module
-    now binds or no longer binds), and whether the change is past following name by name:
-    an ``__all__`` that appeared or went changes what every star import binds."""
+def _exports_changed(
+    gone: list[Statement], came: list[Statement], new: Region | None
+) -> tuple[set[str], set[str], bool]:
+    """Names a changed literal ``__all__`` adds, and those it drops (what a star import of the
+    module now binds, or no longer binds), and whether the change is past following name by
+    name: an ``__all__`` that appeared or went changes what every star import binds, and one
+    that names what the module does not bind makes every star import of it fail."""
     before = [s.exports for s in gone if "__all__" in s.names]
     after = [s.exports for s in came if "__all__" in s.names]
     if not before and not after:
-        return set(), False
+        return set(), set(), False
     if not before or not after or None in before or None in after:
-        return set(), True
-    return {n for e in before if e for n in e} ^ {n for e in after if e for n in e}, False
+        return set(), set(), True
+    old = {n for e in before if e for n in e}
+    now = {n for e in after if e for n in e}
+    return now - old, old - now, new is None or exports_unbound(new)
 
 
 def _body_change(
@@ -111,9 +117,13 @@ def _body_change(
     prefix = _scope_prefix(module, ref)
     names = {f"{prefix}.{n}" if prefix else n for s in (*gone, *came) for n in s.names}
     effects = any(_effects(s, pure) for s in (*gone, *came))
-    exported, unknown = _exports_changed(gone, came)
-    names |= {f"{prefix}.{n}" if prefix else n for n in exported}
+    added, dropped, unknown = _exports_changed(gone, came, new)
+    names |= {f"{prefix}.{n}" if prefix else n for n in added | dropped}
     effects |= unknown
+    # another condition or caught type picks another branch: other names, or none
+    effects |= sorted(s.guards for s in gone if s.guards) != sorted(
+        s.guards for s in came if s.guards
+    )
     imports_before = {m for s in gone for m in s.imports}
     imports_after = {m for s in came for m in s.imports}
     effects |= imports_before != imports_after  # importing another module runs its code
@@ -124,9 +134,9 @@ def _body_change(
     if ref.kind is RegionKind.MODULE:  # a new top-level name may shadow a builtin
         effects |= any(n in _BUILTINS for st in came for n in st.names)
     bound_after = {n for st in (new.statements if new else ()) for n in st.names}
-    removed = sorted(
-        f"{prefix}.{n}" if prefix else n for n in {n for st in gone for n in st.names} - bound_after
-    )
+    # a name __all__ no longer lists is gone for `from pkg import name` through `import *`
+    unbound = {n for st in gone for n in st.names} - bound_after
+    removed = sorted(f"{prefix}.{n}" if prefix else n for n in unbound | dropped)
     return ChangedRegion(
         id=rid,
         file=file,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path, PurePosixPath
 
-from guard_adapters.python.regions import ModuleRegions
+from guard_adapters.python.regions import ModuleRegions, exports_unbound
 from guard_core.model import RegionKind
 
 
@@ -54,17 +54,6 @@ def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
 
 
 def star_import_breaks(regions: ModuleRegions) -> bool:
-    """Whether ``from <module> import *`` may fail: its ``__all__`` names something the
-    module does not bind at its top level, or is not one literal list Guard can read. With
-    no ``__all__``, a star import binds whatever public names there are."""
+    """Whether ``from <module> import *`` may fail now (:func:`exports_unbound`)."""
     module = next((r for r in regions.regions.values() if r.kind is RegionKind.MODULE), None)
-    if module is None:
-        return True
-    statements = module.bindings
-    exports = [s for s in statements if "__all__" in s.names]
-    if not exports:
-        return False
-    if len(exports) > 1 or exports[0].exports is None:
-        return True
-    bound = {n for s in statements for n in s.names}  # a name only a star import binds: unknown
-    return bool(set(exports[0].exports) - bound)
+    return module is None or exports_unbound(module)

@@ -106,6 +106,7 @@ class Statement:
     imports: tuple[str, ...] = ()  # modules an import statement loads
     decorators: tuple[str, ...] = ()  # a def or class statement's, by last name
     exports: tuple[str, ...] | None = None  # ``__all__ = [...]`` of literal strings
+    guards: str = ""  # an if's conditions and a try's caught types, which pick the branch
 
 
 _PATCHED_MODULES = frozenset({"sys", "builtins"})  # hold repository objects often
@@ -583,8 +584,8 @@ def header_dump(node: DefNode) -> str:
 
 def _target_names(target: ast.expr, local: frozenset[str] = frozenset()) -> tuple[list[str], bool]:
     """Names a target binds, and whether it also mutates something (a subscript, an
-    attribute of an object the body does not define). ``f.__doc__ = ...`` on a function or
-    class ``f`` the same body defines (``local``) binds ``f.__doc__``."""
+    attribute). ``f.__doc__ = ...`` on a function or class ``f`` that only the same body's
+    ``def``/``class`` binds (``local``) binds ``f.__doc__``."""
     if isinstance(target, ast.Name):
         return [target.id], False
     if isinstance(target, ast.Tuple | ast.List):
@@ -595,40 +596,97 @@ def _target_names(target: ast.expr, local: frozenset[str] = frozenset()) -> tupl
             names += sub
             mutates |= mut
         return names, mutates
-    chain: list[str] = []
-    node: ast.expr = target
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    if chain and isinstance(node, ast.Name) and node.id in local:
-        return [".".join([node.id, *reversed(chain)])], False
-    return [], True
+    if (
+        isinstance(target, ast.Attribute)
+        and target.attr == "__doc__"
+        and isinstance(target.value, ast.Name)
+        and target.value.id in local
+    ):
+        return [f"{target.value.id}.__doc__"], False
+    return [], True  # any other attribute may be read by code outside the repository
 
 
 def defined_names(body: list[ast.stmt]) -> frozenset[str]:
-    """Functions and classes a module or class body defines, in branches too."""
-    out: set[str] = set()
-    for stmt in body:
+    """Names a module or class body binds only to a function or class it defines (in
+    branches too): by ``def``/``class``, or ``f = g`` of such a name; never by an import or
+    any other assignment (``try: from _speedups import f`` / ``def f``)."""
+    defs: set[str] = set()
+    aliases: dict[str, set[str]] = {}  # f = g
+    other: set[str] = set()
+    pending = list(body)
+    while pending:
+        stmt = pending.pop()
         if isinstance(stmt, DefNode):
-            out.add(stmt.name)
+            defs.add(stmt.name)
         elif isinstance(stmt, _BRANCHING):
-            out |= defined_names(_branch_statements(stmt))
-    return frozenset(out)
+            pending += _branch_statements(stmt)
+        elif (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Name)
+        ):
+            aliases.setdefault(stmt.targets[0].id, set()).add(stmt.value.id)
+        else:
+            other |= set(statement_info(stmt, "").names)
+    found = defs - other
+    while True:
+        more = {a for a, values in aliases.items() if a not in other and values <= found}
+        if more <= found:
+            return frozenset(found)
+        found |= more
 
 
 _BRANCHING = (ast.If, ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
+def _never_runs(test: ast.expr | None) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:`` / ``if False:``."""
+    if isinstance(test, ast.Constant):
+        return test.value is False
+    return (
+        _last_name(test) == "TYPE_CHECKING" if isinstance(test, ast.Name | ast.Attribute) else False
+    )
+
+
 def _branch_statements(stmt: ast.stmt) -> list[ast.stmt]:
-    """The statements of every branch of an ``if`` or a ``try``."""
-    out = [
-        *getattr(stmt, "body", ()),
-        *getattr(stmt, "orelse", ()),
-        *getattr(stmt, "finalbody", ()),
-    ]
+    """The statements of every branch of an ``if`` or a ``try`` that can run (not the body of
+    ``if TYPE_CHECKING:``)."""
+    body = [] if isinstance(stmt, ast.If) and _never_runs(stmt.test) else stmt.body  # type: ignore[attr-defined]
+    out = [*body, *getattr(stmt, "orelse", ()), *getattr(stmt, "finalbody", ())]
     for handler in getattr(stmt, "handlers", ()):
         out += handler.body
     return out
+
+
+def _guards(stmt: ast.stmt) -> str:
+    """What picks the branch that runs: an ``if``'s condition, a ``try``'s caught types (and
+    the nested statements' own guards)."""
+    parts = [ast.dump(stmt.test)] if isinstance(stmt, ast.If) else []
+    parts += [ast.dump(h.type) if h.type else "*" for h in getattr(stmt, "handlers", ())]
+    parts += [_guards(s) for s in _branch_statements(stmt) if isinstance(s, _BRANCHING)]
+    return type(stmt).__name__ + "(" + ",".join(parts) + ")"
+
+
+def exports_unbound(module: Region) -> bool:
+    """Whether ``from <module> import *`` may fail: its ``__all__`` names something the
+    module does not bind at its top level, or is anything but one literal list or tuple of
+    strings (``__all__ += ...``, ``__all__.append(...)``, built in a branch). With no
+    ``__all__``, a star import binds whatever public names there are."""
+    if not isinstance(module.node, ast.Module):
+        return True
+    exports = [s for s in module.bindings if "__all__" in s.names]
+    mentions = sum(
+        isinstance(n, ast.Name) and n.id == "__all__"
+        for stmt in module.node.body
+        for n in ast.walk(stmt)
+    )
+    if not exports and not mentions:
+        return False
+    if len(exports) != 1 or mentions != 1 or exports[0].exports is None:
+        return True
+    bound = {n for s in module.bindings for n in s.names}  # a star import's names: unknown
+    return bool(set(exports[0].exports) - bound)
 
 
 def _literal_strings(value: ast.expr | None) -> tuple[str, ...] | None:
@@ -657,6 +715,7 @@ def _branching_info(stmt: ast.stmt, dump: str, local: frozenset[str]) -> Stateme
         or any(t is not None and has_impure_call(t) for t in tests)
         or any(s.exports is not None or "__all__" in s.names for s in nested),
         imports=tuple(m for s in nested for m in s.imports),
+        guards=_guards(stmt),
     )
 
 
