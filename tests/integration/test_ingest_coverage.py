@@ -87,6 +87,8 @@ SPAWNING = {
         "import subprocess\nimport sys\n\n\n"
         "def test_child():\n"
         "    subprocess.run([sys.executable, '-m', 'pkg.cli'], check=True)\n\n\n"
+        "def test_isolated():\n"  # -I ignores PYTHONPATH: Guard cannot measure this child
+        "    subprocess.run([sys.executable, '-I', '-c', 'print(1)'], check=True)\n\n\n"
         "def test_plain():\n    assert True\n"
     ),
 }
@@ -100,7 +102,9 @@ def test_xdist_workers_are_not_children_of_the_tests(
     pytest.importorskip("xdist")
     repo = make_repo(tmp_path / "spawning", SPAWNING)
     ingest_coverage(repo, store, pytest_args=["-n", "2"])
-    assert store.spawning_tests() == ["tests/test_cli.py::test_child"]
+    assert store.spawning_tests() == ["tests/test_cli.py::test_isolated"]
+    # the measured child's lines are its test's evidence, in a worker as in one process
+    assert covering(store, "pkg/cli.py::main") == ["tests/test_cli.py::test_child"]
 
 
 def test_a_child_the_xdist_controller_starts_itself_is_a_spawn_of_every_test(
@@ -114,13 +118,17 @@ def test_a_child_the_xdist_controller_starts_itself_is_a_spawn_of_every_test(
         "def pytest_configure(config):\n"
         "    if not hasattr(config, 'workerinput'):\n"
         "        subprocess.run([sys.executable, '-m', 'pkg.cli'], check=True)\n"
+        "        subprocess.run([sys.executable, '-I', '-c', 'print(1)'], check=True)\n"
     )
     repo = make_repo(tmp_path / "hooked", {**SPAWNING, "conftest.py": conftest})
     ingest_coverage(repo, store, pytest_args=["-n", "2"])
-    assert store.spawning_tests() == [
+    everyone = [
         "tests/test_cli.py::test_child",
+        "tests/test_cli.py::test_isolated",
         "tests/test_cli.py::test_plain",
     ]
+    assert store.spawning_tests() == everyone  # the unmeasured child is the session's
+    assert covering(store, "pkg/cli.py::main") == everyone  # the measured one ran for all
 
 
 def test_flaky_test_is_detected_and_its_partial_edges_kept_at_their_confidence(

@@ -27,6 +27,7 @@ from coverage import CoverageData
 from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
+from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.regions import ModuleRegions, extract_regions
@@ -140,10 +141,12 @@ def read_payload(out: Path) -> dict[str, Any]:
         "preloaded": [],
         "spawned": [],
         "consumed": {},
+        "children": {},
     }
     for result in sorted(out.glob("tests-*.json")):
         part = json.loads(result.read_text(encoding="utf-8"))
         payload["tests"].update(part.get("tests", {}))
+        payload["children"].update(part.get("children", {}))
         payload["spawned"] = sorted({*payload["spawned"], *part.get("spawned", ())})
         for ctx, labels in part.get("consumed", {}).items():
             payload["consumed"].setdefault(ctx, []).extend(labels)
@@ -225,7 +228,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     for ctx, paths in payload.get("opened", {}).items():
         for path in paths:  # data files are evidence under their own path
             by_context[ctx][path].add(UNKNOWN_LINE)
-    spawned = set(payload.get("spawned", ()))
+    spawned = set(payload.get("spawned", ())) | _child_lines(root, out, payload, by_context, cache)
     # what each context read from a cache another context filled: the fill's lines too
     charge_consumed(
         by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL, OWN), OWN
@@ -296,6 +299,36 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
     )
+
+
+def _child_lines(
+    root: Path,
+    out: Path,
+    payload: dict[str, Any],
+    by_context: defaultdict[str, Executed],
+    cache: dict[str, ModuleRegions | None],
+) -> set[str]:
+    """Charge what each measured child process ran to the context that started it; return
+    the contexts whose children were not all measured (no file: killed, isolated mode, an
+    environment of its own; or a child that started processes of its own)."""
+    found: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for path in out.glob(f"{CHILD_PREFIX}*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            part = json.loads(path.read_text(encoding="utf-8"))
+            found[str(part.get("token"))].append(part)
+    unmeasured: set[str] = set()
+    for token, ctx in payload.get("children", {}).items():
+        parts = found.get(token, [])
+        if not parts or any(p.get("spawned", True) for p in parts):
+            unmeasured.add(ctx)
+            continue
+        for part in parts:
+            for rel, lines in part.get("lines", {}).items():
+                regions = _regions(root, rel, cache)
+                if regions is not None:
+                    for line in lines:
+                        by_context[ctx][regions.owner(line)].add(line)
+    return unmeasured
 
 
 def _under(nodeid: str, prefix: str) -> bool:

@@ -16,7 +16,9 @@ has those. Coverage contexts label every line with the code that ran it:
 - the test's node id: its own setup, call and teardown.
 
 Files inside the repository that a context opens (templates, JSON, ...) are recorded through an
-audit hook. Results go to ``$GUARD_COLLECT_OUT``: ``coverage-W.db`` and ``tests-W.json`` for
+audit hook, and so are the processes it starts: a Python child is handed a token and measured
+by ``child.py`` (charged to the context that started it), any other one marks the context a
+spawner. Results go to ``$GUARD_COLLECT_OUT``: ``coverage-W.db`` and ``tests-W.json`` for
 each process W (``main``, or the pytest-xdist worker id).
 """
 
@@ -27,12 +29,14 @@ import os
 import shutil
 import sys
 import time
+import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from guard_adapters.pytest.child import TOKEN
 from guard_adapters.pytest.containers import ContainerSwapper, FillTracker
 from guard_adapters.pytest.labels import (
     COLLECT,
@@ -66,6 +70,10 @@ _SPAWNS = frozenset(
 )
 
 
+# spawns that start a program with an environment Guard can hand a token to (position of the
+# environment in the audit arguments; None: the process's own)
+_EXEC_ENV = {"subprocess.Popen": 3, "os.posix_spawn": 2, "os.exec": 2, "os.spawn": 3}
+_CHILD_SITE = str(Path(__file__).resolve().parent / "child_site")
 _IDLE_WATCHDOG = "guard_adapters.falkordb.idle"
 _EXECNET_BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"  # execnet's popen gateway
 _LAUNCHERS = frozenset(
@@ -270,6 +278,14 @@ class GuardCollector:
         self.tests: dict[str, dict[str, Any]] = {}
         self.opened: dict[str, set[str]] = defaultdict(set)
         self.spawned: set[str] = set()  # contexts that started a Python child process
+        self.children: dict[str, str] = {}  # token handed to a child -> the context it ran for
+        self._token_set = False
+        # children start measured (child_site/sitecustomize.py) when they keep PYTHONPATH
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_CHILD_SITE, os.environ.get("PYTHONPATH")) if p
+        )
+        os.environ.setdefault("GUARD_REPO", str(root))
+        os.environ.setdefault("GUARD_COLLECT_OUT", str(out))
         self.config: Any = None  # pytest's, once registered
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
@@ -352,7 +368,29 @@ class GuardCollector:
         except (ValueError, OSError):
             return None
 
+    def _hand_token(self, event: str, args: tuple[Any, ...]) -> bool:
+        """Name the child about to start, through its environment, so that what it runs is
+        charged to this context; False when it cannot be named (a fork, an environment
+        without Guard's ``PYTHONPATH``): then the context stays a spawner."""
+        if event not in _EXEC_ENV and event != "os.system":
+            return False
+        index = _EXEC_ENV.get(event)
+        env = args[index] if index is not None and len(args) > index else None
+        token = uuid.uuid4().hex
+        if env is None:
+            os.environ[TOKEN] = token
+            self._token_set = True
+        elif type(env) is dict and _CHILD_SITE in str(env.get("PYTHONPATH", "")):
+            env[TOKEN] = token
+        else:
+            return False
+        self.children[token] = self.context
+        return True
+
     def _switch(self, label: str, restart: bool = True, settle: bool = True) -> str:
+        if self._token_set:  # a spawn that asks no audit (multiprocessing) is not named
+            self._token_set = False
+            os.environ.pop(TOKEN, None)
         if settle and self.swapper is not None and self.swapper.tracker.unsettled:
             self.swapper.tracker.settle(reopen=False)
         previous = self.context
@@ -383,10 +421,12 @@ class GuardCollector:
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
         if event in _SPAWNS:
-            if (
+            if self._starts_xdist_worker(args):
+                os.environ.pop(TOKEN, None)  # a worker measures itself, as no one's child
+            elif (
                 self.context not in self.spawned
                 and _runs_python(event, args)
-                and not self._starts_xdist_worker(args)
+                and not self._hand_token(event, args)
             ):
                 self.spawned.add(self.context)
             return
@@ -514,6 +554,7 @@ class GuardCollector:
             "opened": {ctx: sorted(paths) for ctx, paths in self.opened.items()},
             "preloaded": self.preloaded,
             "spawned": sorted(self.spawned),
+            "children": self.children,
             "consumed": {
                 ctx: sorted(list(labels)) for ctx, labels in list(self.memo.consumed.items())
             },

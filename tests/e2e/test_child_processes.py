@@ -1,0 +1,67 @@
+"""Code a test runs in a child Python process (``python -m pkg.cli``) is measured and charged
+to that test, so a change elsewhere no longer selects it; a child Guard cannot measure (an
+isolated interpreter, ``-I``) leaves its test selected for every change, as before."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit, ingested_project
+
+FILES = {
+    "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
+        "def shout(s):\n    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n"
+    ),
+    "pkg/cli.py": (
+        "import sys\n\nfrom pkg.core import shout\n\n\n"
+        "def main():\n    print(shout(sys.argv[1]))\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_cli.py": (
+        "import subprocess\nimport sys\n\n\n"
+        "def test_cli():\n"
+        "    out = subprocess.run([sys.executable, '-m', 'pkg.cli', 'hi'],\n"
+        "                         capture_output=True, text=True, check=True).stdout\n"
+        "    assert out == 'HI\\n'\n\n\n"
+        "def test_isolated():\n"
+        "    subprocess.run([sys.executable, '-I', '-c', 'print(1)'], check=True)\n"
+    ),
+    "tests/test_core.py": (
+        "from pkg.core import whisper\n\n\ndef test_whisper():\n    assert whisper('A') == 'a'\n"
+    ),
+}
+CLI, ISOLATED = "tests/test_cli.py::test_cli", "tests/test_cli.py::test_isolated"
+WHISPER = "tests/test_core.py::test_whisper"
+
+
+@pytest.fixture(scope="module", params=["default", "monitoring"])
+def guard(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, falkordb_url: str
+) -> Iterator[Guard]:
+    python = request.getfixturevalue("monitoring_python") if request.param == "monitoring" else None
+    root = tmp_path_factory.mktemp(f"child-{request.param}")
+    with ingested_project(root, FILES, falkordb_url, f"child-{request.param}", python=python) as g:
+        yield g
+
+
+def test_a_change_the_child_ran_selects_the_test_that_started_it(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/core.py", "return s.upper()", "return s.title()")
+    d = guard.check()
+    assert CLI in d.tests
+    assert WHISPER not in d.tests
+    assert list(guard.run(stream=False).failed) == [CLI]
+
+
+def test_a_change_no_measured_child_ran_leaves_its_test_out(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/core.py", "return s.lower()", "return s.casefold()")
+    d = guard.check()
+    assert WHISPER in d.tests
+    assert CLI not in d.tests
+    assert ISOLATED in d.tests  # its child ran unmeasured: any change may reach it
