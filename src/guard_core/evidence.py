@@ -9,7 +9,7 @@ import json
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
@@ -94,19 +94,27 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
 def _edges_of(run: RunEvidence) -> list[CoverEdge]:
     """:func:`merge_runs` of one run (no flake to find): its edges as they are, without
     copying a million line sets on a large suite."""
-    edges: list[CoverEdge] = []
+    return list(iter_edges(run))
+
+
+def iter_edges(run: RunEvidence) -> Iterator[CoverEdge]:
+    """The edges of one run, test by test, made as they are consumed: a store that writes
+    them a batch at a time never holds them all (astroid: 1.26M)."""
     for test in sorted(run.executed):
         shared_only = run.shared_only.get(test, frozenset())
         for fid, seen in sorted(run.executed[test].items()):
-            edges.append(
-                CoverEdge(
-                    function=fid,
-                    test=test,
-                    lines=frozenset() if UNKNOWN_LINE in seen else frozenset(seen),
-                    shared=fid in shared_only,
-                )
+            yield CoverEdge(
+                function=fid,
+                test=test,
+                lines=frozenset() if UNKNOWN_LINE in seen else frozenset(seen),
+                shared=fid in shared_only,
             )
-    return edges
+
+
+def _counted(edges: Iterable[CoverEdge], count: list[int]) -> Iterator[CoverEdge]:
+    for edge in edges:
+        count[0] += 1
+        yield edge
 
 
 def ingest_coverage(
@@ -128,10 +136,15 @@ def ingest_coverage(
             "pytest ran no test; the previous evidence is kept",
             hint="check the test arguments (--pytest-args)",
         )
-    edges, flaky = merge_runs(evidence)
+    flaky: dict[str, float] = {}
+    if n == 1:
+        edges: Iterable[CoverEdge] = iter_edges(evidence[0])  # streamed to the store
+    else:
+        edges, flaky = merge_runs(evidence)
     tests = sorted({t for e in evidence for t in e.executed})
     store.update_ingest_info(coverage_complete=False)  # until every write below has landed
-    store.write_coverage(edges, sha=sha, tests=tests, replace=True)
+    written = [0]
+    store.write_coverage(_counted(edges, written), sha=sha, tests=tests, replace=True)
     store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
     spawners = {t for e in evidence for t in e.spawners}
     doctests = {t for e in evidence for t in e.doctests}
@@ -163,7 +176,7 @@ def ingest_coverage(
     failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
     return CoverageReport(
         tests=len(tests),
-        edges=len(edges),
+        edges=written[0],
         runs=len(evidence),
         flaky=flaky,
         failed=failed,

@@ -69,7 +69,7 @@ class FakeStore:
     def remove_files(self, paths: Iterable[str]) -> None: ...
 
     def write_coverage(
-        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+        self, edges: Iterable[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
     ) -> None:
         self.edges.extend(edges)
 

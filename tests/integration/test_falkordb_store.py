@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from guard_adapters.falkordb.schema import META_KEY
@@ -142,6 +144,32 @@ def test_covering_tests_order_and_floor(store: FalkorGraphStore) -> None:
     assert [e.test for e in store.covering_tests(["pkg/a.py::helper"], 0.6)] == [tests[1]]
     assert store.covering_tests(["templates/x.html"])[0].test == tests[0]
     assert store.tests_of_files(["pkg/a.py"]) == {"pkg/a.py": tests}
+
+
+def test_a_stream_of_more_edges_than_a_batch_is_written_whole(store: FalkorGraphStore) -> None:
+    # edges come from a generator and are written a batch at a time, never all held
+    functions = tuple(fn("pkg/big.py", f"f{i}", start=i + 1, end=i + 1) for i in range(2600))
+    store.write_files(
+        [FileIndex(path="pkg/big.py", sha="1", module="pkg.big", functions=functions)]
+    )
+    tests = [f"tests/test_big.py::test_{k}" for k in range(3)]
+    made: list[int] = []
+
+    def stream() -> Iterator[CoverEdge]:
+        for test in tests:
+            for f in functions:
+                made.append(1)
+                yield CoverEdge(f.id, test, lines=frozenset({f.start, len(made) % 7 + 1}))
+            yield CoverEdge("data/table.csv", test)
+
+    store.write_coverage(stream(), sha="s1", tests=tests, replace=True)
+    assert store.stats().covered_by == len(made) + len(tests) == 7803
+    edges = store.covering_tests(["pkg/big.py::f2599", "data/table.csv"])
+    assert {(e.function, e.test) for e in edges} == {
+        (fid, t) for fid in ("pkg/big.py::f2599", "data/table.csv") for t in tests
+    }
+    helper = {e.test: e.lines for e in store.covering_tests(["pkg/big.py::f0"])}
+    assert helper[tests[2]] == frozenset({1, (2 * 2600 + 1) % 7 + 1})  # its 5201st edge
 
 
 def test_tests_covering_keeps_every_test_with_its_best_edges(store: FalkorGraphStore) -> None:

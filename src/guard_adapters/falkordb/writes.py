@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from guard_adapters.falkordb.codec import encode_bindings, encode_lines, encode_reads
 from guard_adapters.falkordb.connection import GraphConnection, _chunks_by_size
-from guard_adapters.falkordb.schema import META_KEY
+from guard_adapters.falkordb.schema import BATCH, META_KEY
 from guard_core.errors import UnknownId
 from guard_core.model import (
     CoverEdge,
@@ -186,10 +186,11 @@ class GraphWrites(GraphConnection):
     # -- evidence -------------------------------------------------------------------------------
 
     def write_coverage(
-        self, edges: Sequence[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
+        self, edges: Iterable[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
     ) -> None:
         """Write ``COVERED_BY`` edges; with ``replace``, first drop the coverage edges of
-        ``tests`` (repair edges stay), then recompute ``no_evidence``."""
+        ``tests`` (repair edges stay), then recompute ``no_evidence``. ``edges`` may be a
+        stream: they are written a batch at a time, never all held at once."""
         test_rows = [{"id": t, "file": split_id(t)[0]} for t in tests]
         self._write_rows(
             "UNWIND $rows AS r MERGE (t:Test {id: r.id}) "
@@ -205,6 +206,7 @@ class GraphWrites(GraphConnection):
         # Rows grouped by test and edge properties: the client's parameter encoding is the
         # bottleneck of bulk writes, and ids in a list encode far faster than one dict per edge.
         groups: dict[tuple[bool, str, str, float, int, bool], list[list[str]]] = {}
+        held = 0
         # few distinct line sets (astroid: 4.5k among 1.26M edges): each is encoded once
         encoded: dict[frozenset[int], str] = {}
         for e in edges:
@@ -213,6 +215,19 @@ class GraphWrites(GraphConnection):
             if text is None:
                 text = encoded[e.lines] = encode_lines(e.lines)
             groups.setdefault(key, []).append([e.function, text])
+            held += 1
+            if held >= BATCH:
+                self._write_groups(groups, sha, replace)
+                groups, held = {}, 0
+        self._write_groups(groups, sha, replace)
+        self.refresh_no_evidence()
+
+    def _write_groups(
+        self,
+        groups: dict[tuple[bool, str, str, float, int, bool], list[list[str]]],
+        sha: str,
+        replace: bool,
+    ) -> None:
         create = (
             "CREATE (f)-[c:COVERED_BY {source: r.s, confidence: r.c, evidence_count: r.n, "
             "last_verified_sha: $sha, lines: pair[1], shared: r.sh}]->(t)"
@@ -236,7 +251,6 @@ class GraphWrites(GraphConnection):
                     f"{match} {create}",
                     {"rows": chunk, "sha": sha},
                 )
-        self.refresh_no_evidence()
 
     def refresh_no_evidence(self) -> None:
         """Per function: whether no test ran it and how many did; and how many tests ran any
