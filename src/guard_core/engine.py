@@ -199,6 +199,12 @@ class Engine:
         except Exception:  # run-all without a list: the whole suite
             return []
 
+    def _test_count(self) -> int:
+        try:
+            return self.store.test_count()
+        except Exception:  # a store without the count (an older plug-in): count the ids
+            return len(self._all_tests())
+
     def _run_all(self, cs: ChangeSet, overrides: list[Override], started: float) -> Decision:
         tests, whole = self._every_test(cs, self._all_tests())
         reason = "; ".join(o.detail for o in overrides) or "run-all"
@@ -265,7 +271,7 @@ class Engine:
         if env_changed:
             pre.append(Override(OverrideKind.ENVIRONMENT, env_changed))
         if cs.is_empty and not pre:
-            total = len(self._all_tests())
+            total = self._test_count()
             return Decision(
                 level=Level.SUBSET,
                 trust=1.0,
@@ -394,14 +400,14 @@ class Engine:
         if level is Level.MEDIUM:
             for test in self._tests_of(changed_source_files(cs)):
                 selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
-        all_tests = self._all_tests()
+        total = self._test_count()
         whole = False
         if level is Level.RUN_ALL:
             why = (
                 "; ".join(o.detail for o in overrides)
                 or f"trust {vote.trust:.2f} < {s.medium_threshold}"
             )
-            everything, whole = self._every_test(cs, all_tests, info)
+            everything, whole = self._every_test(cs, self._all_tests(), info)
             selection.reasons = defaultdict(
                 list, {t: selection.reasons.get(t, []) for t in everything}
             )
@@ -426,10 +432,10 @@ class Engine:
             components=vote.components,
             tests=tests,
             reasons={t: tuple(selection.reasons[t]) for t in tests},
-            total_tests=max(len(all_tests), len(tests)),
+            total_tests=max(total, len(tests)),
             overrides=tuple(overrides),
             change_set=cs,
-            skipped_summary=self._skipped(len(all_tests), len(tests), info, level),
+            skipped_summary=self._skipped(total, len(tests), info, level),
             elapsed_ms=(time.perf_counter() - started) * 1000,
             whole_suite=whole,
         )

@@ -170,6 +170,9 @@ class FakeStore:
     def all_tests(self) -> list[str]:
         return sorted(self.tests)
 
+    def test_count(self) -> int:
+        return len(self.tests)
+
     def all_functions(self) -> list[str]:
         return sorted(self.functions)
 
