@@ -44,6 +44,20 @@ def ingested_project(
             g.store.clear()
 
 
+@contextlib.contextmanager
+def ingested_by_each_collector(
+    request: pytest.FixtureRequest, files: Mapping[str, str], label: str
+) -> Iterator[Guard]:
+    """:func:`ingested_project` by the collector ``request.param`` names: ``default`` (this
+    interpreter: coverage.py before 3.12) or ``monitoring`` (a Python 3.12 venv)."""
+    monitoring = request.param == "monitoring"
+    python = request.getfixturevalue("monitoring_python") if monitoring else None
+    root = request.getfixturevalue("tmp_path_factory").mktemp(f"{label}-{request.param}")
+    url = request.getfixturevalue("falkordb_url")
+    with ingested_project(root, files, url, f"{label}-{request.param}", python=python) as g:
+        yield g
+
+
 @pytest.fixture
 def tree(guard: Guard) -> Iterator[Path]:
     """The working tree of the module's ingested project (its ``guard`` fixture), put back

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit, ingested_by_each_collector
 
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
@@ -42,12 +42,8 @@ WHISPER = "tests/test_core.py::test_whisper"
 
 
 @pytest.fixture(scope="module", params=["default", "monitoring"])
-def guard(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, falkordb_url: str
-) -> Iterator[Guard]:
-    python = request.getfixturevalue("monitoring_python") if request.param == "monitoring" else None
-    root = tmp_path_factory.mktemp(f"child-{request.param}")
-    with ingested_project(root, FILES, falkordb_url, f"child-{request.param}", python=python) as g:
+def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
+    with ingested_by_each_collector(request, FILES, "child") as g:
         yield g
 
 

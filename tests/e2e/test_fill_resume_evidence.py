@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit, ingested_by_each_collector
 
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
@@ -45,12 +45,8 @@ BOTH = {"tests/test_a_register.py::test_register", "tests/test_b_lookup.py::test
 
 
 @pytest.fixture(scope="module", params=["default", "monitoring"])
-def guard(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, falkordb_url: str
-) -> Iterator[Guard]:
-    python = request.getfixturevalue("monitoring_python") if request.param == "monitoring" else None
-    root = tmp_path_factory.mktemp(f"resume-{request.param}")
-    with ingested_project(root, FILES, falkordb_url, f"resume-{request.param}", python=python) as g:
+def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
+    with ingested_by_each_collector(request, FILES, "resume") as g:
         yield g
 
 
@@ -62,4 +58,3 @@ def test_a_line_run_in_a_fill_and_then_by_the_writer_selects_the_reader(
     assert set(d.tests) >= BOTH
     assert "tests/test_b_lookup.py::test_unrelated" not in d.tests
     assert set(guard.run(stream=False).failed) == BOTH
-
