@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from guard_adapters.python.regions import ModuleRegions, exports_unbound
@@ -41,7 +42,7 @@ def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
         return frozenset()
     package = module if regions.path.endswith("__init__.py") else (module or "").rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if not isinstance(node, ast.ImportFrom):
             continue
         base = node.module or ""
@@ -51,6 +52,19 @@ def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
             base = ".".join([*parts, base] if base else parts)
         out |= {f"{base}.{a.name}" for a in node.names}
     return frozenset(out)
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without walking into expressions (an import is
+    a statement: no expression holds one)."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield from _statements(part.body)
 
 
 def star_import_breaks(regions: ModuleRegions) -> bool:

@@ -675,6 +675,8 @@ def exports_unbound(module: Region) -> bool:
     ``__all__``, a star import binds whatever public names there are."""
     if not isinstance(module.node, ast.Module):
         return True
+    if "__all__" not in module.text:
+        return False
     exports = [s for s in module.bindings if "__all__" in s.names]
     mentions = sum(
         isinstance(n, ast.Name) and n.id == "__all__"
