@@ -24,7 +24,7 @@ FILES = {
 BROKEN = {
     "unparsable": '[project\nname = "demo"\n',
     "not-utf8": b'[project]\nname = "d\xe9mo"\n',
-    "unknown-key": '[tool.guard]\nno-such-setting = 1\n',
+    "unknown-key": "[tool.guard]\nno-such-setting = 1\n",
     "bad-value": '[tool.guard]\nsubset-threshold = "high"\n',
 }
 

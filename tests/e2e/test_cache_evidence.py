@@ -149,8 +149,11 @@ def test_an_unrelated_change_selects_no_cache_reader(guard: Guard, tree: Path) -
 
 def test_the_watched_caches_behave_like_the_real_ones(guard: Guard, tree: Path) -> None:
     test = tree / "tests/test_read.py"
-    test.write_text(test.read_text().replace(
-        "    assert type(CONFIG)", "    assert cached_halve(8) == 4\n    assert type(CONFIG)"))
+    test.write_text(
+        test.read_text().replace(
+            "    assert type(CONFIG)", "    assert cached_halve(8) == 4\n    assert type(CONFIG)"
+        )
+    )
     d = guard.check()
     assert d.tests == ("tests/test_read.py::test_cache_api_still_works",)
     report = guard.run(stream=False)  # measured, under the watched decorators

@@ -15,8 +15,7 @@ from tests.e2e.conftest import edit, ingested_project
 
 FILES = {
     "pyproject.toml": (
-        '[tool.pytest.ini_options]\ntestpaths = ["tests", "pkg"]\n'
-        'addopts = "--doctest-modules"\n'
+        '[tool.pytest.ini_options]\ntestpaths = ["tests", "pkg"]\naddopts = "--doctest-modules"\n'
     ),
     "pkg/__init__.py": "from pkg.shapes import AREA_UNIT, Square, area\n",
     "pkg/shapes.py": (
@@ -136,9 +135,7 @@ def rename_area(repo: Path, *paths: str) -> None:
         file.write_text(file.read_text().replace("area", "surface"))
 
 
-def test_a_fixture_holding_the_package_does_not_read_every_name(
-    guard: Guard, tree: Path
-) -> None:
+def test_a_fixture_holding_the_package_does_not_read_every_name(guard: Guard, tree: Path) -> None:
     edit(tree, "pkg/shapes.py", "SCALE = 2", "SCALE = 3")
     d = guard.check()
     assert d.level is not Level.RUN_ALL

@@ -26,8 +26,13 @@ PROJECT = {
 def project(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[dict]:
     root = tmp_path_factory.mktemp("plugin")
     repo = make_repo(root / "sample", PROJECT)
-    env = {**os.environ, "GUARD_FALKORDB_URL": falkordb_url, "GUARD_WORKER": "0",
-           "GUARD_GRAPH": f"test:plugin-{os.getpid()}", "FLAKY_COUNTER": str(root / "n")}
+    env = {
+        **os.environ,
+        "GUARD_FALKORDB_URL": falkordb_url,
+        "GUARD_WORKER": "0",
+        "GUARD_GRAPH": f"test:plugin-{os.getpid()}",
+        "FLAKY_COUNTER": str(root / "n"),
+    }
     with Guard.open(repo, env=env) as g:
         g.store.clear()
         g.store.ensure_schema()
@@ -85,9 +90,7 @@ def test_the_ini_option_turns_it_on_and_explain_says_why(project: dict, repo: Pa
     assert "covers pkg/core.py::mul" in out.stdout
 
 
-def test_an_unreachable_graph_runs_every_test_with_one_warning(
-    project: dict, repo: Path
-) -> None:
+def test_an_unreachable_graph_runs_every_test_with_one_warning(project: dict, repo: Path) -> None:
     break_mul(repo)
     out = pytest_in(project, "--guard", "-q", GUARD_FALKORDB_URL="redis://127.0.0.1:1")
     assert out.returncode == 1

@@ -102,9 +102,7 @@ def test_two_shards_at_once_give_the_evidence_of_one_unsharded_ingest(
         whole.close()
 
 
-def test_two_repositories_in_one_server_do_not_see_each_other(
-    tmp_path: Path, tcp_url: str
-) -> None:
+def test_two_repositories_in_one_server_do_not_see_each_other(tmp_path: Path, tcp_url: str) -> None:
     first = make_repo(tmp_path / "first", _project(1))
     second = make_repo(tmp_path / "second", {**_project(2), "pkg/extra.py": "def extra(): pass\n"})
     env = {**os.environ, "GUARD_FALKORDB_URL": tcp_url, "GUARD_WORKER": "0"}
@@ -172,8 +170,13 @@ def test_the_ci_shard_script_fills_one_commits_evidence(tmp_path: Path, tcp_url:
         "GUARD_WORKER": "0", "PATH": path,
     }  # fmt: skip
     jobs = [
-        subprocess.Popen(["bash", str(script), str(repo)], env={**env, "SHARD": str(k)},
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            ["bash", str(script), str(repo)],
+            env={**env, "SHARD": str(k)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for k in (1, 2, 3)
     ]  # fmt: skip  (3 shards of 2 test files: one of them holds no test)
     for job in jobs:

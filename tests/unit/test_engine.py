@@ -238,10 +238,13 @@ def _constant_change() -> ChangeSet:
 
 def _readers_store(dynamic: bool) -> FakeStore:
     holder, reader = "t/conftest.py::ns", "pkg/b.py::uses"
-    st = store(edges=[CoverEdge(MOD, t, last_verified_sha="base") for t in TESTS]
-               + [CoverEdge(holder, t, last_verified_sha="base") for t in TESTS]
-               + [CoverEdge(reader, TESTS[1], last_verified_sha="base")],
-               modules=["pkg", "pkg.a"], refs={holder: ["pkg"], reader: ["pkg.a.LIMIT"]})
+    st = store(
+        edges=[CoverEdge(MOD, t, last_verified_sha="base") for t in TESTS]
+        + [CoverEdge(holder, t, last_verified_sha="base") for t in TESTS]
+        + [CoverEdge(reader, TESTS[1], last_verified_sha="base")],
+        modules=["pkg", "pkg.a"],
+        refs={holder: ["pkg"], reader: ["pkg.a.LIMIT"]},
+    )
     st.functions[holder] = FunctionFacts(holder, "t/conftest.py", False, dynamic)
     return st  # fmt: skip
 

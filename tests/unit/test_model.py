@@ -28,7 +28,9 @@ def test_trust_formula_weights() -> None:
 def test_levels_order_from_narrow_to_wide() -> None:
     levels = [Level.RUN_ALL, Level.SUBSET, Level.MEDIUM]
     assert sorted(levels, key=lambda level: level.rank) == [
-        Level.SUBSET, Level.MEDIUM, Level.RUN_ALL
+        Level.SUBSET,
+        Level.MEDIUM,
+        Level.RUN_ALL,
     ]
 
 

@@ -25,12 +25,20 @@ MOD_A = "t/test_a.py::<module>"
 
 
 def _store():  # type: ignore[no-untyped-def]
-    pairs = [(FIX, T1), (FIX, T3), (HELP, T2), ("t/test_a.py::test_1", T1), (MOD_A, T1),
-             (MOD_A, T2), ("t/sub/conftest.py::<module>", SUB)]
+    pairs = [
+        (FIX, T1),
+        (FIX, T3),
+        (HELP, T2),
+        ("t/test_a.py::test_1", T1),
+        (MOD_A, T1),
+        (MOD_A, T2),
+        ("t/sub/conftest.py::<module>", SUB),
+    ]
     edges = [CoverEdge(f, t, last_verified_sha="base") for f, t in pairs]
-    facts = {fid: FunctionFacts(fid, fid.split("::")[0], False, False)
-             for fid in (FIX, HELP, T1, MOD_A, "t/conftest.py::<module>",
-                         "t/sub/conftest.py::<module>")}
+    facts = {
+        fid: FunctionFacts(fid, fid.split("::")[0], False, False)
+        for fid in (FIX, HELP, T1, MOD_A, "t/conftest.py::<module>", "t/sub/conftest.py::<module>")
+    }
     return store(edges=edges, functions=facts, tests=[T1, T2, T3, SUB])  # fmt: skip
 
 

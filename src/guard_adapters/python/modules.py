@@ -38,7 +38,7 @@ def from_imports(regions: ModuleRegions, module: str | None) -> frozenset[str]:
     import as ``m.*``), relative imports resolved: the names whose removal elsewhere makes
     importing it fail. Imports inside functions and classes count too."""
     tree = next((r.node for r in regions.regions.values() if r.kind is RegionKind.MODULE), None)
-    if tree is None:
+    if not isinstance(tree, ast.Module):
         return frozenset()
     package = module if regions.path.endswith("__init__.py") else (module or "").rpartition(".")[0]
     out: set[str] = set()
