@@ -35,6 +35,7 @@ from guard_core.model import (
 )
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, EvidenceRefresher, GraphStore, Runner, RunResult
+from guard_core.unrun import unrun, unrun_note
 
 log = get_logger("guard.api")
 
@@ -51,6 +52,7 @@ class RunReport:
     result: RunResult | None
     refreshed: str = ""  # what happened to the evidence (empty: refresh not attempted)
     notes: tuple[str, ...] = ()  # selected ids that could not run, and what was run instead
+    unrun: tuple[str, ...] = ()  # selected ids that pytest did not run: never a pass
 
     @property
     def failed(self) -> list[str]:
@@ -61,12 +63,14 @@ class RunReport:
     @property
     def exit_code(self) -> int:
         """0 when every selected test passed, 1 when one failed (or a test module no longer
-        imports), 2 when pytest itself could not run."""
+        imports), 2 when pytest itself could not run or did not run every selected test."""
         if self.result is None:
             return 0
         code = self.result.exit_code
         if self.failed:  # failing tests, or a test module the edit broke at import
             return 1
+        if self.unrun:
+            return 2
         return code if code in (0, 1) else 2
 
 
@@ -192,6 +196,7 @@ class Guard:
             return RunReport(decision, None)
         notes: list[str] = []
         tests = None if decision.level is Level.RUN_ALL else self._runnable(decision, notes)
+        expected = decision.tests if decision.level is Level.RUN_ALL else tests or ()
         session = self._start_refresh(refresher, decision, observed)
         repo = self.settings.repo
         collect_to = refresher.collect_dir(session) if refresher and session is not None else None
@@ -209,7 +214,16 @@ class Guard:
         if refresher is not None and session is not None:
             refreshed = refresher.finish(self.store, session, result)
         self.record_run(result.record)
-        return RunReport(decision, result, refreshed, tuple(notes))
+        missing = self.unrun_in(expected, result.record)
+        if missing:
+            notes.append(unrun_note(missing))
+        return RunReport(decision, result, refreshed, tuple(notes), tuple(missing))
+
+    @staticmethod
+    def unrun_in(expected: Iterable[str], record: RunRecord) -> list[str]:
+        """The ``expected`` ids that the run of ``record`` did not run (see
+        :func:`guard_core.unrun.unrun`)."""
+        return unrun(expected, (o.test for o in record.outcomes))
 
     def plan_run(self, base: str | None = None) -> RunPlan:
         """What :meth:`run` would do now, without running anything (for a caller that runs

@@ -12,6 +12,7 @@ tree resets it, and that tree is checked (and blocked) again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from guard_adapters.git.repo import DIFF_FLAGS, git
 from guard_core.api import Guard, RunReport
 from guard_core.errors import GuardError, RunnerError, RunTimedOut
 from guard_core.model import Decision, IntegrityFlag
+from guard_core.unrun import unrun_note
 
 STATE_FILE = "hook-claude.json"
 LOCK_FILE = "hook-claude.lock"
@@ -73,8 +75,10 @@ class HookState:
         return self._load().get(session)
 
     def remember(self, session: str, tree: str | None) -> None:
-        """Hooks of several sessions may stop at once: each update holds the lock."""
-        with locked(self.lock_file):
+        """Hooks of several sessions may stop at once: each update holds the lock. A state
+        folder that cannot be written (a read-only checkout) keeps nothing: the tests still
+        run, only a repeated block of one tree is not recognised."""
+        with contextlib.suppress(OSError), locked(self.lock_file):
             data = self._load()
             if tree is None:
                 data.pop(session, None)
@@ -145,6 +149,13 @@ def stop_hook(
     if report.failed:
         state.remember(session, tree)
         return {"decision": "block", "reason": failure_message(report)}
+    if report.unrun:
+        state.remember(session, tree)
+        return {
+            "decision": "block",
+            "reason": f"Guard could not check your edit: {unrun_note(list(report.unrun))}. "
+            "Run those tests yourself (from their own project's folder) before finishing.",
+        }
     state.remember(session, None)
     reply: dict[str, Any] = {}
     if report.exit_code == 2:

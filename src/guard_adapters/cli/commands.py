@@ -390,6 +390,8 @@ def run_cmd(base: str | None, min_trust: float | None, **options: Any) -> None:
         click.echo("guard: the change affects no test; nothing to run")
     elif report.failed:
         click.secho(f"guard: {len(report.failed)} selected tests failed", fg="red", err=True)
+    elif report.unrun:
+        click.secho("guard: not every selected test ran: no pass", fg="red", err=True)
     code = report.exit_code
     if code == 0 and min_trust is not None and report.decision.trust < min_trust:
         click.secho(
@@ -417,7 +419,9 @@ def run_plan_cmd(base: str | None, min_trust: float | None, **options: Any) -> N
         plan = g.plan_run(base)
         runner = g.plugins.runner(g.settings)
         command = getattr(runner, "command", None)
-        if plan.refreshes or not plan.tests or command is None:
+        projects = getattr(runner, "projects", None)
+        several = projects is not None and len(projects(g.settings.repo, plan.tests)) > 1
+        if plan.refreshes or not plan.tests or command is None or several:
             emit_json({"schema": RUN_PLAN, "plan": "here"})
             return
         from guard_adapters.pytest.runner import plugins_path
@@ -432,8 +436,9 @@ def run_plan_cmd(base: str | None, min_trust: float | None, **options: Any) -> N
                 "notes": list(plan.notes),
                 "command": command(list(plan.tests), measuring=False),
                 "whole_suite": command(None, measuring=False),
+                "expect": list(plan.tests),
                 "cwd": str(g.settings.repo),
-                "env": {"PYTHONPATH": plugins_path()},
+                "env": {"PYTHONPATH": plugins_path(), "GUARD_ROOT": str(g.settings.repo)},
                 "trust": plan.decision.trust,
                 "min_trust": min_trust,
             }

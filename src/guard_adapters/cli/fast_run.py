@@ -52,6 +52,7 @@ def _well_formed(plan: dict) -> bool:
     env = plan.get("env", {})
     return (
         all(_strings(plan.get(k)) for k in ("command", "whole_suite", "notes"))
+        and _strings(plan.get("expect", []))
         and bool(plan["command"])
         and bool(plan["whole_suite"])
         and isinstance(plan.get("cwd"), str)
@@ -85,6 +86,18 @@ def _failed(report: str) -> list[str]:
     return [t for t, info in tests.items() if info.get("outcome") in ("failed", "error")]
 
 
+def _unrun(plan: dict, report: str) -> list[str]:
+    """The selected ids the run did not run (its outcomes are in the reporter's file)."""
+    from guard_core.unrun import unrun  # stdlib only: the core's package loads lazily
+
+    try:
+        with open(report, encoding="utf-8") as f:
+            ran = list(json.load(f).get("tests", {}))
+    except (OSError, ValueError, AttributeError):
+        ran = []
+    return unrun(plan.get("expect", []), ran)
+
+
 def run_through_worker(argv: list[str]) -> int | None:
     """The exit code of ``guard run`` (argv as given to ``guard``) run through the worker, or
     None to run the command in this process. What it prints comes in the command's order:
@@ -115,15 +128,23 @@ def _run(plan: dict) -> int:
         if code is None:
             return 2
         failed = _failed(report)
+        missing = _unrun(plan, report)
         record = ["record-run", "--repo", plan["cwd"], "--report", report]
         ask_worker([*record, "--elapsed-ms", f"{elapsed:.3f}"])  # best effort, as in process
     sys.stdout.write(plan.get("decision", ""))
     sys.stdout.flush()
+    if missing:
+        from guard_core.unrun import unrun_note
+
+        notes.append(unrun_note(missing))
     for note in notes:
         sys.stderr.write(f"guard: {note}\n")
     if failed:
         sys.stderr.write(f"guard: {len(failed)} selected tests failed\n")
         return 1
+    if missing:
+        sys.stderr.write("guard: not every selected test ran: no pass\n")
+        return 2
     code = code if code in (0, 1) else 2
     min_trust, trust = plan.get("min_trust"), plan.get("trust", 0.0)
     if code == 0 and isinstance(min_trust, (int, float)) and trust < min_trust:

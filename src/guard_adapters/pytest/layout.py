@@ -65,7 +65,7 @@ def _split(value: object) -> tuple[str, ...]:
     return ()
 
 
-_CONFIGS = (
+CONFIG_FILES = (
     ("pytest.ini", "pytest"),
     ("pyproject.toml", None),
     ("tox.ini", "pytest"),
@@ -78,7 +78,7 @@ def load_layout(repo: Path) -> PytestLayout:
     """The layout from the first pytest configuration found, as pytest itself picks it
     (re-read only when one of the configuration files changed)."""
     key: list[object] = [str(repo)]
-    for name, _ in _CONFIGS:
+    for name, _ in CONFIG_FILES:
         with contextlib.suppress(OSError):
             stat = (repo / name).stat()
             key += [name, stat.st_mtime_ns, stat.st_size, stat.st_ino]
@@ -88,10 +88,11 @@ def load_layout(repo: Path) -> PytestLayout:
     return found
 
 
-def _read_layout(repo: Path) -> PytestLayout:
-    options: dict[str, object] = {}
-    for name, section in _CONFIGS:
-        path = repo / name
+def pytest_options(folder: Path) -> dict[str, object] | None:
+    """The pytest settings of the first configuration file in ``folder`` that has them, as
+    pytest picks it (None: no file there configures pytest; an empty pytest.ini does)."""
+    for name, section in CONFIG_FILES:
+        path = folder / name
         if not path.is_file():
             continue
         try:
@@ -99,16 +100,19 @@ def _read_layout(repo: Path) -> PytestLayout:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
                 found = data.get("tool", {}).get("pytest", {}).get("ini_options")
                 if isinstance(found, dict):
-                    options = found
-                    break
+                    return found
                 continue
             parser = configparser.ConfigParser(interpolation=None)
             parser.read(path, encoding="utf-8")
-            if parser.has_section(section):
-                options = dict(parser.items(section))
-                break
+            if parser.has_section(section) or name == "pytest.ini":
+                return dict(parser.items(section)) if parser.has_section(section) else {}
         except (OSError, ValueError, configparser.Error, tomllib.TOMLDecodeError):
             continue  # an unreadable config: pytest's defaults are the safe reading
+    return None
+
+
+def _read_layout(repo: Path) -> PytestLayout:
+    options = pytest_options(repo) or {}
     defaults = PytestLayout()
     return PytestLayout(
         python_files=_split(options.get("python_files")) or defaults.python_files,

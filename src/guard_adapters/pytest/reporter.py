@@ -5,9 +5,26 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from typing import Any
 
 _results: dict[str, dict[str, Any]] = {}
+_prefix = [""]  # the rootdir's folder relative to $GUARD_ROOT: ids are reported from there
+
+
+def pytest_configure(config: Any) -> None:
+    root = os.environ.get("GUARD_ROOT")
+    if root:
+        rel = os.path.relpath(str(config.rootpath), root).replace(os.sep, "/")
+        _prefix[0] = "" if rel == "." else rel
+
+
+def repo_id(nodeid: str) -> str:
+    """``nodeid`` (relative to pytest's rootdir) relative to the repository root instead."""
+    if not _prefix[0] or not nodeid:
+        return nodeid
+    path, sep, rest = nodeid.partition("::")
+    return posixpath.normpath(posixpath.join(_prefix[0], path)) + sep + rest
 
 
 def fold_phase(entry: dict[str, Any], report: Any) -> None:
@@ -23,16 +40,17 @@ def fold_phase(entry: dict[str, Any], report: Any) -> None:
 
 def pytest_runtest_logreport(report: Any) -> None:
     entry = _results.setdefault(
-        report.nodeid, {"outcome": "passed", "duration_ms": 0.0, "message": ""}
+        repo_id(report.nodeid), {"outcome": "passed", "duration_ms": 0.0, "message": ""}
     )
     fold_phase(entry, report)
 
 
 def pytest_collectreport(report: Any) -> None:
-    # a module that no longer imports is a failure the edit caused, not an infrastructure error
-    if report.failed:
-        _results[report.nodeid or "<collection>"] = {
-            "outcome": "error",
+    # a module that no longer imports is a failure the edit caused, not an infrastructure error;
+    # a module skipped as a whole (importorskip) accounts for the tests it would have run
+    if report.failed or (report.skipped and report.nodeid):
+        _results[repo_id(report.nodeid) or "<collection>"] = {
+            "outcome": "error" if report.failed else "skipped",
             "duration_ms": 0.0,
             "message": str(report.longrepr)[-2000:],
         }

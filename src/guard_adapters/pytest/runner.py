@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import subprocess
 import tempfile
 import time
@@ -15,6 +16,12 @@ from typing import Any
 import guard_adapters
 from guard_adapters.git.repo import head_sha
 from guard_adapters.pytest.environment import interpreter
+from guard_adapters.pytest.projects import (
+    group_by_project,
+    nested_in,
+    relative_to_project,
+    subprojects,
+)
 from guard_core.config import Settings
 from guard_core.errors import RunnerError, RunTimedOut
 from guard_core.model import RunRecord, TestOutcome
@@ -29,25 +36,47 @@ class PytestRunner:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def command(self, tests: Sequence[str] | None, *, measuring: bool) -> list[str]:
-        """The command line that runs ``tests`` (a wrapping runner extends this)."""
+    def command(
+        self, tests: Sequence[str] | None, *, measuring: bool, ignore: Sequence[str] = ()
+    ) -> list[str]:
+        """The command line that runs ``tests`` (a wrapping runner extends this); the whole
+        suite leaves out the ``ignore`` folders (projects of their own)."""
         cmd = [interpreter(self.settings), "-m", "pytest", "-p", "guard_adapters.pytest.reporter"]
         if measuring:
             # after the reporter, which the collector imports: loaded the other way round,
             # pytest warns that it cannot rewrite it (an error under filterwarnings=error)
             cmd += ["-p", "guard_adapters.pytest.collector"]
         cmd += self.settings.pytest_args
+        if not tests:
+            cmd += [f"--ignore={folder}" for folder in ignore]
         if tests is not None and tests:
             cmd += ["--", *tests]
         return cmd
 
     def environment(self, report: Path, repo: Path, collect_to: Path | None) -> dict[str, str]:
-        """The variables pytest runs with: the reporter's output file, Guard's plug-ins on
-        the path, and the collector's folder when measuring."""
-        env = {**os.environ, "GUARD_REPORT": str(report), "PYTHONPATH": plugins_path()}
+        """The variables pytest runs with: the reporter's output file and the repository root
+        its ids are relative to, Guard's plug-ins on the path, and the collector's folder when
+        measuring."""
+        env = {
+            **os.environ,
+            "GUARD_REPORT": str(report),
+            "GUARD_ROOT": str(repo),
+            "PYTHONPATH": plugins_path(),
+        }
         if collect_to is not None:
             env.update(GUARD_REPO=str(repo), GUARD_COLLECT_OUT=str(collect_to))
         return env
+
+    def projects(self, repo: Path, tests: Sequence[str] | None) -> dict[str, list[str] | None]:
+        """Each pytest project the run needs ("" the root's) and its ids from its own folder
+        (None: its whole suite). The whole suite is every project's."""
+        found = subprojects(repo)
+        if tests is None:
+            return {project: None for project in ("", *found)}
+        return {
+            project: [relative_to_project(t, project) for t in ids]
+            for project, ids in group_by_project(tests, found).items()
+        }
 
     def run(
         self,
@@ -58,16 +87,46 @@ class PytestRunner:
         timeout: float | None = None,
         collect_to: Path | None = None,
     ) -> RunResult:
+        projects = self.projects(repo, tests)
+        if len(projects) > 1:
+            collect_to = None  # one collector folder holds one pytest run: no refresh
+        found = tuple(p for p in projects if p)
+        codes: list[int] = []
+        tests_seen: dict[str, Any] = {}
+        elapsed = 0.0
+        for project, ids in projects.items():
+            code, outcomes, ms = self._run_project(
+                repo, project, ids, nested_in(project, found), stream, timeout, collect_to
+            )
+            codes.append(code)
+            tests_seen.update(outcomes)
+            elapsed += ms
+        record = run_record(repo, tests_seen, elapsed)
+        return RunResult(exit_code=combined_exit(codes), record=record)
+
+    def _run_project(
+        self,
+        repo: Path,
+        project: str,
+        tests: Sequence[str] | None,
+        ignore: Sequence[str],
+        stream: bool,
+        timeout: float | None,
+        collect_to: Path | None,
+    ) -> tuple[int, dict[str, Any], float]:
+        """pytest's exit code, outcomes (repo-relative ids) and wall time for one project."""
         with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
             report = Path(tmp) / "report.json"
             env = self.environment(report, repo, collect_to)
-            cmd = self.command(tests, measuring=collect_to is not None)
+            folder = repo / project if project else repo
+            skip = [posixpath.relpath(p, project or ".") for p in ignore]
+            cmd = self.command(tests, measuring=collect_to is not None, ignore=skip)
             output = None if stream else subprocess.PIPE
             started = time.perf_counter()
             try:
                 proc = subprocess.run(
                     cmd,
-                    cwd=repo,
+                    cwd=folder,
                     env=env,
                     check=False,
                     stdout=output,
@@ -84,8 +143,22 @@ class PytestRunner:
                     f"cannot start pytest: {exc}", hint="set --python / GUARD_PYTHON"
                 ) from exc
             elapsed = (time.perf_counter() - started) * 1000
-            record = read_record(repo, report, elapsed)
-        return RunResult(exit_code=proc.returncode, record=record)
+            payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
+        return proc.returncode, payload.get("tests", {}), elapsed
+
+
+def combined_exit(codes: Sequence[int]) -> int:
+    """One exit code for several pytest runs: the first that is neither a pass, a test
+    failure nor "no tests" (an error), else a failure, else a pass; "no tests" only when no
+    run had any."""
+    if not codes:
+        return 5
+    errors = [c for c in codes if c not in (0, 1, 5)]
+    if errors:
+        return errors[0]
+    if 1 in codes:
+        return 1
+    return 0 if 0 in codes else 5
 
 
 def plugins_path() -> str:

@@ -17,6 +17,8 @@ import pytest
 _DECISION = pytest.StashKey[Any]()
 _NOTE = pytest.StashKey[str]()
 _REFRESH = pytest.StashKey[Any]()
+_PREFIX = pytest.StashKey[str]()  # pytest's rootdir relative to the repository root
+_UNRUN = pytest.StashKey[list[str]]()  # selected ids this session did not collect
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -80,6 +82,36 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         refresh.narrowed = True  # -k, -m or another plug-in left tests out
 
 
+def _prefix(config: pytest.Config) -> str:
+    """pytest's rootdir relative to the repository's root ("" when it is the root): item ids
+    are relative to the one, Guard's to the other."""
+    found = config.stash.get(_PREFIX, None)
+    if found is None:
+        found = ""
+        try:
+            from guard_adapters.git.repo import repo_root
+
+            rel = os.path.relpath(config.rootpath, repo_root(config.rootpath))
+            found = "" if rel == "." else rel.replace(os.sep, "/")
+        except Exception:  # not a repository: Guard decides nothing here anyway
+            pass
+        config.stash[_PREFIX] = found
+    return found
+
+
+def _repo_id(nodeid: str, prefix: str) -> str:
+    return f"{prefix}/{nodeid}" if prefix else nodeid
+
+
+def _narrowed_by_user(config: pytest.Config) -> bool:
+    """Paths, node ids, -k or -m on the command line: the user ran part of the suite."""
+    given = getattr(getattr(pytest.Config, "ArgsSource", None), "ARGS", None)
+    if given is None or getattr(config, "args_source", None) == given:
+        return True
+    args = config.invocation_params.args
+    return any(a in ("-k", "-m") or a.startswith(("-k", "-m")) for a in args)
+
+
 def _decide(config: pytest.Config) -> tuple[Any, str]:
     """(the decision or None, a note for the summary)."""
     if config.stash.get(_REFRESH, None) is None:  # a refresh needs Guard here
@@ -115,9 +147,10 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
         return None, f"cannot decide ({exc!r}); running every test"
 
 
-def _wanted(nodeid: str, selected: set[str]) -> bool:
+def _wanted(nodeid: str, selected: set[str], prefix: str = "") -> bool:
     """Whether an item belongs to a selected id: itself, its test function (parameters
     collapse into it), or a file or class it lives in."""
+    nodeid = _repo_id(nodeid, prefix)
     base = nodeid.split("[", 1)[0]
     if nodeid in selected or base in selected:
         return True
@@ -143,12 +176,18 @@ def pytest_collection_modifyitems(
         refresh.note = "evidence not refreshed: -k, -m or node ids left out selected tests"
     if refresh is not None:
         refresh.kept = tuple(item.nodeid for item in items)
+    prefix = _prefix(config) if decision is not None else ""
+    if decision is not None and not _narrowed_by_user(config):  # else the user chose a part
+        from guard_core.unrun import unrun
+
+        seen = [_repo_id(item.nodeid, prefix) for item in items]
+        config.stash[_UNRUN] = unrun(decision.tests, seen)
     if decision is None or decision.level.value == "run-all":
         config.stash[_NOTE] = note or _run_all_note(decision)
         return
     selected = set(decision.tests)
-    keep = [item for item in items if _wanted(item.nodeid, selected)]
-    drop = [item for item in items if not _wanted(item.nodeid, selected)]
+    keep = [item for item in items if _wanted(item.nodeid, selected, prefix)]
+    drop = [item for item in items if not _wanted(item.nodeid, selected, prefix)]
     if drop:
         if refresh is not None:
             refresh.deselecting = True
@@ -176,6 +215,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         and (decision.level.value != "run-all" and not decision.tests)
     ):
         session.exitstatus = pytest.ExitCode.OK  # the change needs no test: nothing failed
+    if session.config.stash.get(_UNRUN, None) and session.exitstatus in (
+        pytest.ExitCode.OK,
+        pytest.ExitCode.NO_TESTS_COLLECTED,
+    ):
+        session.exitstatus = 2  # never a pass for selected tests that did not run
 
 
 def _run_all_note(decision: Any) -> str:
@@ -191,6 +235,11 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    missing = config.stash.get(_UNRUN, None)
+    if missing:
+        from guard_core.unrun import unrun_note
+
+        terminalreporter.write_line(f"guard: {unrun_note(missing)}", red=True)
     refresh = config.stash.get(_REFRESH, None)
     if refresh is not None and refresh.note and _enabled(config):
         terminalreporter.write_line(f"guard: {refresh.note}")
