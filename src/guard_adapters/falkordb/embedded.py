@@ -140,9 +140,17 @@ class EmbeddedServer:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        ensure_state_dir(self.data_dir.parent)
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.lock_file, "a+") as handle:
+        try:
+            ensure_state_dir(self.data_dir.parent)
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            opened = open(self.lock_file, "a+")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:  # read-only checkout or mount, another user's state
+            raise StoreUnavailable(
+                f"state folder not writable: {self.data_dir.parent} ({exc.strerror})",
+                hint="make it writable, set GUARD_STATE_DIR to a writable folder, or point "
+                "GUARD_FALKORDB_URL at a running server",
+            ) from exc
+        with opened as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
