@@ -296,7 +296,9 @@ def _function_change(
         names=names,
         docstring_only=doc_only and not _impure(decorators, pure),
         doc_changed=(old.doc if old else None) != (new.doc if new else None),
-        side_effects=definition_changed and header_moved and _impure(decorators, pure),
+        # a registering decorator runs at import and may copy the docstring (``fn.__doc__``
+        # into a table a help command prints): a changed docstring under one is import-time code
+        side_effects=definition_changed and _impure(decorators, pure),
         rebinds=old is not None
         and new is not None
         and _decorator_dumps(old) != _decorator_dumps(new),
