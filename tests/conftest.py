@@ -18,6 +18,11 @@ os.environ["GUARD_WORKER"] = "0"
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 from guard_adapters.pytest.environment import find_python
 
+# Under pytest-xdist (the README's test command) these name this process a worker; the pytest
+# runs the tests start are not workers of anything (Guard's plug-ins read them)
+for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+    os.environ.pop(_name, None)
+
 
 @pytest.fixture(scope="session")
 def falkordb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

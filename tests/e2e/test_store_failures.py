@@ -123,7 +123,9 @@ def test_check_on_a_server_that_does_not_speak_redis_is_run_all(
 
 
 @pytest.mark.parametrize(
-    "url", [closed_port(), "notaurl", "redis://", "http://127.0.0.1:6379", "redis://h:notaport"]
+    "url",
+    [closed_port(), "notaurl", "redis://", "http://127.0.0.1:6379", "redis://h:notaport"],
+    ids=["closed-port", "notaurl", "no-host", "http", "bad-port"],  # one id in every xdist worker
 )
 def test_check_on_an_unusable_url_is_run_all(repo: Path, url: str) -> None:
     assert_run_all(*guard(repo, "check", "--json", url=url))
