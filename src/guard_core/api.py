@@ -35,7 +35,7 @@ from guard_core.model import (
 )
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, EvidenceRefresher, GraphStore, Runner, RunResult
-from guard_core.unrun import unrun, unrun_note
+from guard_core.unrun import no_longer_collected, unrun, unrun_note
 
 log = get_logger("guard.api")
 
@@ -201,7 +201,8 @@ class Guard:
         repo = self.settings.repo
         collect_to = refresher.collect_dir(session) if refresher and session is not None else None
         result = runner.run(repo, tests, stream=stream, timeout=timeout, collect_to=collect_to)
-        if tests is not None and result.exit_code in _UNCOLLECTED:
+        widened = tests is not None and result.exit_code in _UNCOLLECTED
+        if widened:
             notes.append(
                 f"pytest could not collect every selected id (exit {result.exit_code}): "
                 "ran the whole suite instead"
@@ -215,6 +216,11 @@ class Guard:
             refreshed = refresher.finish(self.store, session, result)
         self.record_run(result.record)
         missing = self.unrun_in(expected, result.record)
+        if missing and widened:
+            gone = no_longer_collected(missing, (o.test for o in result.record.outcomes))
+            if gone:
+                notes.append(f"no longer collected: {', '.join(gone[:5])}")
+            missing = sorted(set(missing) - set(gone))
         if missing:
             notes.append(unrun_note(missing))
         return RunReport(decision, result, refreshed, tuple(notes), tuple(missing))

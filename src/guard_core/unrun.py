@@ -40,6 +40,14 @@ def unrun(expected: Iterable[str], ran: Iterable[str]) -> list[str]:
     return sorted(missing)
 
 
+def no_longer_collected(missing: Iterable[str], ran: Iterable[str]) -> list[str]:
+    """Of ids a whole-suite run did not run after pytest could not collect the selected ids:
+    those whose file it collected (the test is gone from it: deleted, renamed). An id whose
+    file it never collected stays unrun (another project's, outside its testpaths)."""
+    files = {r.partition("::")[0] for r in ran}
+    return sorted(t for t in missing if t.partition("::")[0] in files)
+
+
 def unrun_note(missing: list[str], shown: int = 5) -> str:
     """One line naming the selected tests that did not run."""
     more = f" and {len(missing) - shown} more" if len(missing) > shown else ""

@@ -42,3 +42,11 @@ def test_tests_belong_to_the_deepest_project_holding_them() -> None:
     groups = group_by_project(["a.py::t", "services/api/t.py::t"], projects)
     assert groups == {"": ["a.py::t"], "services/api": ["services/api/t.py::t"]}
     assert relative_to_project("services/api/t.py::C::t[1]", "services/api") == "t.py::C::t[1]"
+
+
+def test_after_a_whole_suite_fallback_only_tests_gone_from_a_collected_file_are_accounted() -> None:
+    from guard_core.unrun import no_longer_collected
+
+    ran = ["tests/test_a.py::test_kept", "tests/test_b.py::test_x"]
+    missing = ["tests/test_a.py::test_renamed_since", "services/api/tests/test_c.py::test_y"]
+    assert no_longer_collected(missing, ran) == ["tests/test_a.py::test_renamed_since"]

@@ -36,19 +36,14 @@ class PytestRunner:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
-    def command(
-        self, tests: Sequence[str] | None, *, measuring: bool, ignore: Sequence[str] = ()
-    ) -> list[str]:
-        """The command line that runs ``tests`` (a wrapping runner extends this); the whole
-        suite leaves out the ``ignore`` folders (projects of their own)."""
+    def command(self, tests: Sequence[str] | None, *, measuring: bool) -> list[str]:
+        """The command line that runs ``tests`` (a wrapping runner extends this)."""
         cmd = [interpreter(self.settings), "-m", "pytest", "-p", "guard_adapters.pytest.reporter"]
         if measuring:
             # after the reporter, which the collector imports: loaded the other way round,
             # pytest warns that it cannot rewrite it (an error under filterwarnings=error)
             cmd += ["-p", "guard_adapters.pytest.collector"]
         cmd += self.settings.pytest_args
-        if not tests:
-            cmd += [f"--ignore={folder}" for folder in ignore]
         if tests is not None and tests:
             cmd += ["--", *tests]
         return cmd
@@ -119,8 +114,9 @@ class PytestRunner:
             report = Path(tmp) / "report.json"
             env = self.environment(report, repo, collect_to)
             folder = repo / project if project else repo
-            skip = [posixpath.relpath(p, project or ".") for p in ignore]
-            cmd = self.command(tests, measuring=collect_to is not None, ignore=skip)
+            cmd = self.command(tests, measuring=collect_to is not None)
+            if not tests:  # the whole suite: other projects inside this one run on their own
+                cmd += [f"--ignore={posixpath.relpath(p, project or '.')}" for p in ignore]
             output = None if stream else subprocess.PIPE
             started = time.perf_counter()
             try:
