@@ -48,6 +48,7 @@ from guard_core.ports import (
 from guard_core.read_cache import cached
 from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
 from guard_core.selection import (
+    ReadGate,
     Selection,
     changed_source_files,
     data_files,
@@ -330,8 +331,13 @@ class Engine:
         open_classes = frozenset(
             r.owner_class for r in cs.regions if r.open_class and r.owner_class
         )
+        # a read gates by its lines when the index parsed the tree the evidence measured
+        gate = ReadGate(
+            lines_apply and bool(info.static_sha) and info.static_sha == info.coverage_sha,
+            frozenset(p for f in cs.files for p in (f.path, f.old_path) if p),
+        )
         for region in cs.regions:
-            self._select_region(region, evidence, selection, lines_apply, open_classes)
+            self._select_region(region, evidence, selection, lines_apply, open_classes, gate)
         if not s.seed_policy and any(f.role in TEST_ROLES for f in cs.files):
             files = {f.path: f for f in cs.files}
             everyone = self._all_tests()
@@ -519,6 +525,7 @@ class Engine:
         selection: Selection,
         lines_apply: bool,
         open_classes: frozenset[str] = frozenset(),
+        gate: ReadGate | None = None,
     ) -> None:
         s = self.settings
         fid = judged_id(region)
@@ -563,6 +570,7 @@ class Engine:
                     open_classes,
                     calls_seen,
                     region.rebinds,
+                    gate,
                 )
             if region.side_effects or (region.definition_changed and not refined):
                 self._importers(region.file, selection, "import-time-code", region.id)
@@ -575,7 +583,14 @@ class Engine:
                 self._importers(region.file, selection, "import-time-code", region.id)
             return
         select_readers(
-            self.store, region.names, evidence, selection, region.id, s.min_confidence, open_classes
+            self.store,
+            region.names,
+            evidence,
+            selection,
+            region.id,
+            s.min_confidence,
+            open_classes,
+            gate=gate,
         )
 
     def _doctests(self, cs: ChangeSet, selection: Selection) -> None:

@@ -520,6 +520,10 @@ class FunctionNode:
     # attribute names read on any object (``x.name``); "*": by computed names (``vars``)
     attributes: tuple[str, ...] = ()
     memo: bool = False  # keeps results in a container that outlives the call, reads them back
+    # functions: the lines of the expressions that make each read, keyed like a reader's
+    # ``ref`` (a dotted name of ``refs``, ".name" for one of ``attributes``); a read without
+    # lines here applies to every test that ran the function
+    read_lines: tuple[tuple[str, frozenset[int]], ...] = ()
 
 
 @attrs.frozen

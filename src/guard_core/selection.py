@@ -130,7 +130,7 @@ def _readers(
     names: set[str],
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
-) -> list[tuple[str, str, str, str]]:
+) -> tuple[list[tuple[str, str, str, str]], set[str]]:
     """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
     is not reading all of its attributes, plus the code that reads the attributes by name.
 
@@ -151,6 +151,10 @@ def _readers(
     - Code that only calls ``x.f(...)`` for a changed function ``f`` in
       ``called_in_evidence`` (its covering tests are selected) is not a reader: a call that
       reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
+
+    Every read of a function is a row (one function may read several names). Also returned:
+    the functions whose read is not made where they name what they read (code with dynamic
+    access to a module it holds), whose line evidence therefore cannot gate it.
     """
     stars = {f"{_parent(n)}.*" for n in names if "." in n}  # `from m import *` readers
     rows = store.readers_of(names | stars)
@@ -197,7 +201,7 @@ def _readers(
         for row in rows
         if row[3] not in dropped or row[0] in dynamic or row[0] in star or row[0] in tests_code
     ]
-    known = {row[0] for row in out}
+    ungated = {row[0] for row in out if row[3] in held_modules and row[0] in dynamic}
     # data attributes: code reading by computed names may read them; a method it reads so
     # it calls, which its own evidence shows
     data = {n for n in names if _parent(n) in classes | held_modules}
@@ -205,10 +209,9 @@ def _readers(
     for fid, attr in attr_rows or ():
         if attr in held_by_tests and not _in_tests(fid):
             continue
-        if fid not in known and (attr != "*" or objects):  # "*": by computed names
+        if attr != "*" or objects:  # "*": by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
-            known.add(fid)
-    return out
+    return out, ungated
 
 
 def select_readers(
@@ -221,42 +224,57 @@ def select_readers(
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
     rebinds: bool = False,
+    gate: ReadGate | None = None,
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
     changed too); a statement that may do more (a call, a registering decorator) selects
-    everyone who imports that module."""
+    everyone who imports that module.
+
+    With a ``gate`` that applies (the index and the evidence describe one tree), a function
+    reads for a test only if that test's recorded lines include a line that makes one of its
+    reads; functions in the gate's changed files, reads without lines and edges without lines
+    are not gated (see :func:`gated_edges`)."""
     seen: set[str] = set()
     pending = names_closure(store, names)
     rounds = 0
     while pending and rounds < _MAX_NAME_ROUNDS:
         rounds += 1
         seen |= pending
-        plain: dict[str, str] = {}
+        plain: dict[str, set[str]] = defaultdict(set)
         bodies: dict[str, tuple[str, str, str]] = {}
-        for fid, qualname, dotted, ref in _readers(
-            store, pending, open_classes, called_in_evidence
-        ):
+        rows, ungated = _readers(store, pending, open_classes, called_in_evidence)
+        for fid, qualname, dotted, ref in rows:
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)
             else:
-                plain[fid] = ref
+                plain[fid].add(ref)
         follow, wide = (
             _follow_import_time_reads(store, bodies, pending, rebinds and rounds == 1)
             if bodies
             else (set(), {})
         )
-        plain |= wide
+        for fid, ref in wide.items():
+            plain[fid].add(ref)
+        ungated |= set(wide)
+        lines = (
+            read_lines_of(store, plain, ungated, gate.changed_files)
+            if gate is not None and gate.applies
+            else {}
+        )
         missing = [f for f in plain if f not in evidence]
-        extra = store.tests_covering(missing, min_confidence) if missing else []
+        # a gated reader needs each test's edge with its lines; the others, only the tests
+        by_lines = [f for f in missing if f in lines]
+        extra = store.tests_covering([f for f in missing if f not in lines], min_confidence)
+        extra += store.covering_tests(by_lines, min_confidence) if by_lines else []
         by_fn: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in extra:
             by_fn[e.function].append(e)
-        for fid, ref in plain.items():
-            for e in evidence.get(fid, by_fn.get(fid, [])):
-                selection.add(
-                    e.test, Reason("reads-changed-name", f"{fid} reads {ref}", e.confidence)
-                )
+        for fid, refs in plain.items():
+            via = f"{fid} reads {', '.join(sorted(refs))}"
+            edges = evidence.get(fid, by_fn.get(fid, []))
+            for e in gated_edges(edges, lines.get(fid)):
+                selection.add(e.test, Reason("reads-changed-name", via, e.confidence))
         pending = names_closure(store, follow - seen) - seen
     if pending:
         selection.overrides.append(
@@ -266,6 +284,45 @@ def select_readers(
                 f"{_MAX_NAME_ROUNDS} import-time bindings; widened to run-all",
             )
         )
+
+
+@attrs.frozen
+class ReadGate:
+    """Whether a reader's tests are those that ran the lines of its reads (``applies``: the
+    index parsed the tree whose evidence is read, and the diff starts there), and the files
+    the change touches, whose readers are never gated."""
+
+    applies: bool
+    changed_files: frozenset[str] = frozenset()
+
+
+def read_lines_of(
+    store: EvidenceReader,
+    reads: Mapping[str, set[str]],
+    ungated: set[str],
+    changed_files: frozenset[str],
+) -> dict[str, frozenset[int]]:
+    """For each reader whose every read in ``reads`` has recorded lines: the lines that make
+    them. Left out (never gated): ``ungated`` readers, readers in ``changed_files`` (their
+    index and their evidence may describe different versions of the file), and any reader
+    with a read the index keeps no lines for (a name a star import binds, an older index)."""
+    wanted = [f for f in reads if f not in ungated and split_id(f)[0] not in changed_files]
+    known = store.read_lines(wanted) if wanted else {}
+    out: dict[str, frozenset[int]] = {}
+    for fid in wanted:
+        by_name = known.get(fid, {})
+        if all(by_name.get(ref) for ref in reads[fid]):
+            out[fid] = frozenset().union(*(by_name[ref] for ref in reads[fid]))
+    return out
+
+
+def gated_edges(edges: Sequence[CoverEdge], lines: frozenset[int] | None) -> list[CoverEdge]:
+    """The edges whose test executed one of ``lines`` (the lines that make a reader's reads):
+    a read on a statement a test never ran read nothing for it. Without lines (None), and for
+    an edge that does not know its lines, every edge stays."""
+    if not lines:
+        return list(edges)
+    return [e for e in edges if not e.lines or not e.lines.isdisjoint(lines)]
 
 
 def changed_source_files(cs: ChangeSet) -> list[str]:

@@ -40,6 +40,8 @@ class FakeStore:
     dotted_functions: list[str] = attrs.field(factory=list)
     # function id -> attribute names it reads; None: an index without attribute reads
     attributes: dict[str, list[str]] | None = None
+    # function id -> name read (a ref, ".attr") -> the lines that read it
+    lines_read: dict[str, dict[str, frozenset[int]]] = attrs.field(factory=dict)
 
     def _check(self) -> None:
         if self.fail is not None:
@@ -197,6 +199,9 @@ class FakeStore:
 
     def statement_bindings(self, ids: Iterable[str]) -> dict[str, BodyStatements]:
         return {}
+
+    def read_lines(self, ids: Iterable[str]) -> dict[str, dict[str, frozenset[int]]]:
+        return {f: dict(self.lines_read[f]) for f in set(ids) if self.lines_read.get(f)}
 
     def record_run(self, run: RunRecord) -> None:
         self.runs.append(run)

@@ -75,3 +75,24 @@ def decode_body(bindings: Iterable[str], reads: Iterable[str]) -> BodyStatements
         except ValueError:
             decoded.append(StatementRead(-1, name))
     return BodyStatements(tuple(by_index.get(i) for i in range(size)), tuple(decoded))
+
+
+# A function's reads with their lines: "name<TAB>3-7,12" per name read.
+
+
+def encode_read_lines(reads: Iterable[tuple[str, Iterable[int]]]) -> list[str]:
+    return [f"{name}\t{encode_lines(lines)}" for name, lines in reads]
+
+
+def decode_read_lines(texts: Iterable[object]) -> dict[str, frozenset[int]]:
+    """The reads of :func:`encode_read_lines`; an entry that does not parse is left out (its
+    read then applies to every test that ran the function)."""
+    out: dict[str, frozenset[int]] = {}
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        name, sep, lines = text.rpartition("\t")
+        decoded = decode_lines(lines)
+        if sep and name and decoded:
+            out[name] = decoded
+    return out

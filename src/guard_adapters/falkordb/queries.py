@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from guard_adapters.falkordb.codec import decode_body, decode_lines
+from guard_adapters.falkordb.codec import decode_body, decode_lines, decode_read_lines
 from guard_adapters.falkordb.connection import GraphConnection
 from guard_adapters.falkordb.schema import META_KEY
 from guard_core.model import (
@@ -315,6 +315,16 @@ class GraphQueries(GraphConnection):
             {"names": sorted(set(names))},
         )
         return [(fid, qual, dotted or "", ref) for fid, qual, dotted, ref in rows]
+
+    def read_lines(self, ids: Iterable[str]) -> dict[str, dict[str, frozenset[int]]]:
+        """For functions: each name they read (a ``readers_of`` ref, ".name" for an attribute
+        read) with the lines that read it; a function or name without lines is left out."""
+        rows = self._read(
+            "UNWIND $ids AS id MATCH (f:Function {id: id}) WHERE size(f.read_lines) > 0 "
+            "RETURN f.id, f.read_lines",
+            {"ids": sorted(set(ids))},
+        )
+        return {fid: decode_read_lines(texts) for fid, texts in rows}
 
     def statement_bindings(self, ids: Iterable[str]) -> dict[str, BodyStatements]:
         """For module and class bodies: their per-statement bindings and reads."""

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from guard_adapters.falkordb.codec import encode_bindings, encode_lines, encode_reads
+from guard_adapters.falkordb.codec import (
+    encode_bindings,
+    encode_lines,
+    encode_read_lines,
+    encode_reads,
+)
 from guard_adapters.falkordb.connection import GraphConnection, _chunks_by_size
 from guard_adapters.falkordb.schema import BATCH, META_KEY
 from guard_core.errors import UnknownId
@@ -66,6 +71,7 @@ class GraphWrites(GraphConnection):
                 "srefs": encode_reads(fn.statement_refs),
                 "attrs": list(fn.attributes),
                 "memo": fn.memo,
+                "rlines": encode_read_lines(fn.read_lines),
             }
             for f in files
             for fn in f.functions
@@ -75,7 +81,8 @@ class GraphWrites(GraphConnection):
             "ON CREATE SET n.no_evidence = true "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, n.dotted = r.dotted, "
             "n.start = r.start, n.end = r.end, n.has_dynamic_dispatch = r.dyn, n.refs = r.refs, "
-            "n.bindings = r.bindings, n.stmt_refs = r.srefs, n.attrs = r.attrs, n.memo = r.memo "
+            "n.bindings = r.bindings, n.stmt_refs = r.srefs, n.attrs = r.attrs, n.memo = r.memo, "
+            "n.read_lines = r.rlines "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             fn_rows,
         )

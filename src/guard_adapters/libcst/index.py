@@ -35,7 +35,7 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
-INDEX_VERSION = b"guard-index-9\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-10\0"  # a new version re-indexes every file once
 
 
 def content_sha(data: bytes) -> str:
@@ -86,6 +86,8 @@ class _RefVisitor(cst.CSTVisitor):
         self.module = module
         self.package = package
         self.refs: dict[str, set[str]] = defaultdict(set)
+        # functions: name read -> the lines of the expressions that read it
+        self.ref_lines: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
         self.stmt_refs: dict[str, set[StatementRead]] = defaultdict(set)
         self.calls: dict[str, dict[str, float]] = defaultdict(dict)
         self.imports: set[str] = set()
@@ -105,6 +107,13 @@ class _RefVisitor(cst.CSTVisitor):
     def _line(self, node: cst.CSTNode) -> int:
         offset = self.get_metadata(ByteSpanPositionProvider, node).start
         return bisect.bisect_right(self.line_starts, offset)
+
+    def _lines(self, node: cst.CSTNode) -> range:
+        """Every line ``node`` spans."""
+        span = self.get_metadata(ByteSpanPositionProvider, node)
+        first = bisect.bisect_right(self.line_starts, span.start)
+        last = bisect.bisect_right(self.line_starts, span.start + max(span.length - 1, 0))
+        return range(first, last + 1)
 
     def _class_of(self, region: Region) -> str | None:
         if region.kind is RegionKind.FUNCTION and region.parent:
@@ -161,6 +170,10 @@ class _RefVisitor(cst.CSTVisitor):
             if own:
                 names.append(own)
         self.refs[region.id].update(names)
+        if region.kind is RegionKind.FUNCTION and names:
+            lines = self._lines(node)
+            for name in names:
+                self.ref_lines[region.id][name].update(lines)
         free = None if self._imports else self._free_chain(node)
         if free:
             self.free[region.id].add(free)
@@ -286,6 +299,17 @@ def _star_reads(visitor: _RefVisitor, regions: ModuleRegions) -> dict[str, set[s
     return out
 
 
+def _read_lines(visitor: _RefVisitor, region: Region) -> tuple[tuple[str, frozenset[int]], ...]:
+    """A function's reads with the lines that make them: its names (not those a star import
+    may bind: they stay without lines) and ".name" for its attribute reads."""
+    if region.kind is not RegionKind.FUNCTION:
+        return ()
+    found = {name: frozenset(lines) for name, lines in visitor.ref_lines.get(region.id, {}).items()}
+    for attr, spans in region.attribute_spans.items():
+        found[f".{attr}"] = frozenset(i for a, b in spans for i in range(a, b + 1))
+    return tuple(sorted(found.items()))
+
+
 def index_file(
     path: str, data: bytes, module: str | None, layout: PytestLayout, is_test: bool
 ) -> RawIndex:
@@ -340,6 +364,7 @@ def index_file(
                 bindings=bindings,
                 attributes=tuple(sorted(r.attributes)),
                 memo=r.memo,
+                read_lines=_read_lines(visitor, r),
             )
         )
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:

@@ -229,9 +229,15 @@ class Region:
         """Attribute names this region's own code reads on any object (``x.name``,
         ``getattr(x, "name")``); ``*`` when it reads attributes by computed names (``vars``,
         ``dir``, ``__dict__``, ``getattr`` with a variable, ``eval``)."""
+        return frozenset(self.attribute_spans)
+
+    @functools.cached_property
+    def attribute_spans(self) -> dict[str, frozenset[Span]]:
+        """:attr:`attributes`, each with the line spans of the expressions that read it."""
         if self.node is None:
-            return frozenset()
-        return attribute_reads(self.node, self.module.stdlib_names if self.module else frozenset())
+            return {}
+        stdlib = self.module.stdlib_names if self.module else frozenset()
+        return attribute_read_spans(self.node, stdlib)
 
     @functools.cached_property
     def dynamic_dispatch(self) -> bool:
@@ -386,13 +392,27 @@ def _root(node: ast.expr) -> str | None:
 
 
 def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The attribute names of :func:`attribute_read_spans`."""
+    return frozenset(attribute_read_spans(node, stdlib))
+
+
+Span = tuple[int, int]  # first and last line of the expression that makes a read
+
+
+def attribute_read_spans(
+    node: ast.AST, stdlib: frozenset[str] = frozenset()
+) -> dict[str, frozenset[Span]]:
     """``name`` for an attribute read as a value, ``name()`` for one only called
     (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
     shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
     a value read. A dunder read through ``stdlib``, names bound only to standard-library
     modules (``tokenize._compile.__wrapped__``), introspects no repository function: it is
-    not one."""
-    out: set[str] = set()
+    not one. Each name comes with the line spans of the expressions that read it."""
+    spans: dict[str, set[Span]] = {}
+
+    def add(name: str, at: ast.expr) -> None:
+        spans.setdefault(name, set()).add((at.lineno, at.end_lineno or at.lineno))
+
     nodes = (
         list(own_nodes(node))
         if isinstance(node, DefNode | ast.ClassDef | ast.Module)
@@ -405,28 +425,29 @@ def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> froz
             if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
                 continue
             if n.attr == "__dict__":
-                out.add("*")
+                add("*", n)
             elif id(n) in called and id(n) not in guarded:
-                out.add(f"{n.attr}()")
+                add(f"{n.attr}()", n)
             else:
-                out.add(n.attr)
+                add(n.attr, n)
         elif isinstance(n, ast.Call):
             name = _last_name(n.func)
-            out |= _patched(n, name)
+            for patched in _patched(n, name):
+                add(patched, n)
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
                 text = key.value if isinstance(key, ast.Constant) else None
                 text = text if isinstance(text, str) else None
                 introspects = name in ("getattr", "hasattr") and text and _dunder(text)
                 if not (introspects and _root(n.args[0]) in stdlib):
-                    out.add(text if text is not None else "*")
+                    add(text if text is not None else "*", n)
             elif name in _OPEN_READS:
-                out.add("*")
+                add("*", n)
             if name in _DOC_READS or name == "pydoc":
-                out.add("__doc__")
+                add("__doc__", n)
             if name in _SIGNATURE_READS:
-                out.add("__signature__")
-    return frozenset(out)
+                add("__signature__", n)
+    return {name: frozenset(found) for name, found in spans.items()}
 
 
 def _local_names(fn: FunctionNode) -> set[str]:

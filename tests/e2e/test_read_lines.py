@@ -1,0 +1,76 @@
+"""A static read counts for a test only if the test ran the line that makes it (precision
+issue, cause 1): a reflective fallback that every test's function holds, but only one test
+runs, reads nothing for the others. Each rule keeps the edit it must still catch: string
+dispatch broken by a rename, an attribute read only through ``vars(cls)``, a read on a
+continuation line of a statement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit, ingested_project
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
+        "class Box:\n    size = 3\n    colour = 'red'\n\n\n"
+        "class Config:\n    debug = False\n\n\n"
+        "def describe(cls):\n    return dict(vars(cls))['debug']\n"
+    ),
+    "pkg/api.py": (
+        "def lookup(obj, name, fallback=False):\n"
+        "    if fallback:\n"
+        "        return getattr(obj, name)  # by a computed name: any attribute\n"
+        "    return 'plain'\n\n\n"
+        "def size_of(box):\n    return box.size\n\n\n"
+        "def total(box):\n    return sum(\n        [box.colour == 'red',\n         1]\n    )\n\n\n"
+        "class Shell:\n"
+        "    def dispatch(self, cmd):\n        return getattr(self, 'do_' + cmd)()\n\n"
+        "    def do_greet(self):\n        return 'hi'\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_api.py": (
+        "from pkg.api import Shell, lookup, size_of, total\n"
+        "from pkg.core import Box, Config, describe\n\n\n"
+        "def test_lookup():\n    assert lookup(Box(), 'size') == 'plain'\n\n\n"
+        "def test_fallback():\n    assert lookup(Box(), 'size', fallback=True) == 3\n\n\n"
+        "def test_size():\n    assert size_of(Box()) == 3\n\n\n"
+        "def test_total():\n    assert total(Box()) == 2\n\n\n"
+        "def test_dispatch():\n    assert Shell().dispatch('greet') == 'hi'\n\n\n"
+        "def test_describe():\n    assert describe(Config) is False\n"
+    ),
+}
+T = "tests/test_api.py::"
+
+
+@pytest.fixture(scope="module")
+def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
+    root = tmp_path_factory.mktemp("readlines")
+    with ingested_project(root, FILES, falkordb_url, "readlines") as g:
+        yield g
+
+
+def test_a_reflective_read_no_test_ran_here_reads_nothing(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/core.py", "size = 3", "size = 4")
+    decision = guard.check()
+    assert {T + "test_size", T + "test_fallback"} <= set(decision.tests), decision.reasons
+    assert T + "test_lookup" not in decision.tests, decision.reasons  # ran lookup, not getattr
+
+
+def test_string_dispatch_broken_by_a_rename_is_still_caught(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/api.py", "def do_greet(self)", "def do_hello(self)")
+    assert T + "test_dispatch" in guard.check().tests
+
+
+def test_an_attribute_read_only_through_vars_is_still_caught(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/core.py", "debug = False", "debug = True")
+    assert T + "test_describe" in guard.check().tests
+
+
+def test_a_read_on_a_continuation_line_is_still_caught(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/core.py", "colour = 'red'", "colour = 'blue'")
+    assert T + "test_total" in guard.check().tests
