@@ -30,8 +30,12 @@ def cli(ctx: click.Context) -> None:
     type=click.Choice(sorted(TARGETS)),
     show_default=True,
 )
-@click.option("--split", "split", type=click.Choice(["dev", "held-out", "all"]), default="all")
+@click.option(
+    "--split", "split", type=click.Choice(["dev", "held-out", "all", "none"]), default="all"
+)
 @click.option("--limit", type=int, default=None, help="N edits per target, spread over the kinds")
+@click.option("--fresh", type=int, default=0, help="N fresh edits per target, from --seed")
+@click.option("--seed", type=int, default=None, help="the fresh edits' seed (default: random)")
 @click.option("--fresh-truth", is_flag=True, help="recompute the ground truth (a suite per edit)")
 @click.option("--no-testmon", is_flag=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None, help="reports folder")
@@ -39,22 +43,34 @@ def run(
     targets: tuple[str, ...],
     split: str,
     limit: int | None,
+    fresh: int,
+    seed: int | None,
     fresh_truth: bool,
     no_testmon: bool,
     out: Path | None,
 ) -> None:
-    """Evaluate every strategy on the frozen edits and write reports/<target>.md."""
+    """Evaluate every strategy on the frozen edits (and ``--fresh N`` new ones drawn from
+    ``--seed``) and write reports/<target>.md."""
+    import random
+
     from evals import report
+    from evals.fresh import fresh_edits
     from evals.runner import evaluate
 
     edits = load_split()
+    if fresh and seed is None:
+        seed = random.SystemRandom().randrange(1, 10**6)
     for name in targets:
         chosen = [e for e in edits if e.target == name and split in ("all", e.split)]
         if limit is not None and len(chosen) > limit:
             chosen = chosen[:: -(-len(chosen) // limit)][:limit]
+        if fresh:
+            assert seed is not None
+            chosen += fresh_edits(prepare(TARGETS[name]), fresh, seed)
         started = time.perf_counter()
         result = evaluate(name, chosen, fresh_truth=fresh_truth, testmon=not no_testmon)
-        title = f"{TARGETS[name].spec}: {len(chosen)} edits ({split})"
+        drawn = f", {fresh} fresh from seed {seed}" if fresh else ""
+        title = f"{TARGETS[name].spec}: {len(chosen)} edits ({split}{drawn})"
         path = report.write(result, title, out or report.REPORTS)
         click.echo(path.read_text().split("## Per edit")[0])
         click.echo(f"[{name}] done in {time.perf_counter() - started:.0f} s -> {path}")

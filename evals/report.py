@@ -33,11 +33,33 @@ def peers(result: TargetResult) -> list[str]:
     return [p for p in PEERS if p in present]
 
 
+WHOLE_SUITE = 0.05  # a selection that saves at most this share of test time is the suite
+
+
 def by_class(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:
     """Per edit class (an edit's id without its target and number: its kind), and over all
     edits last: mean test-time savings, failing-test recall and escapes per strategy."""
-    kinds = sorted({r["kind"] for r in rows})
-    groups = {kind: [r for r in rows if r["kind"] == kind] for kind in kinds}
+    return by_group(rows, strategies, "kind")
+
+
+SPLITS = ("dev", "held-out", "fresh")
+
+
+def by_split(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:
+    """:func:`by_class` per split (dev, held-out, fresh), never pooled but in the last row."""
+    table = by_group(rows, strategies, "split")
+    order = {name: i for i, name in enumerate((*SPLITS, "all"))}
+    return sorted(table, key=lambda e: order.get(e["class"], len(order)))
+
+
+def by_group(
+    rows: Sequence[dict[str, Any]], strategies: Sequence[str], key: str
+) -> list[dict[str, Any]]:
+    """Per value of ``key`` in the rows, and over all edits last: mean test-time savings,
+    failing-test recall, escapes, run-all decisions and whole-suite selections (whatever
+    their level: at most 5% of the suite's test time saved) per strategy."""
+    kinds = sorted({r[key] for r in rows})
+    groups = {kind: [r for r in rows if r[key] == kind] for kind in kinds}
     if rows:
         groups["all"] = list(rows)
     table = []
@@ -60,6 +82,7 @@ def by_class(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[
                     m > 0 and m == r["failing"] for m, r in zip(missed, group, strict=True)
                 ),
                 "run_all": sum(r["sizes"][name] is None for r in group),
+                "whole_suite": sum(r["savings"][name] <= WHOLE_SUITE for r in group),
             }
         table.append(entry)
     return table
@@ -92,6 +115,37 @@ def _class_markdown(result: TargetResult) -> list[str]:
         lines.append(
             f"| {name} | {entry['edits']} | {entry['killable']} | " + " | ".join(cells) + " |"
         )
+    return [*lines, ""]
+
+
+def _split_markdown(result: TargetResult) -> list[str]:
+    names = peers(result)
+    head = [f"{n} {m}" for m in ("savings", "escapes", "whole suite") for n in names]
+    lines = [
+        "## Per split",
+        "",
+        "Dev edits are the ones Guard was tuned on; held-out and fresh edits (drawn from a new "
+        "seed at run time) it never was: the gap between them is what the tuning does not "
+        "carry over. *Whole suite*: selections that save at most 5% of the suite's test time, "
+        "whatever their level (run-all decisions are among them).",
+        "",
+        "| split | edits | killable | " + " | ".join(head) + " |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in head) + " |",
+    ]
+    table = by_split(result.rows, names)
+    for entry in table:
+        cells = [_pct(entry["strategies"][n]["savings"]) for n in names]
+        cells += [str(entry["strategies"][n]["escapes"]) for n in names]
+        cells += [str(entry["strategies"][n]["whole_suite"]) for n in names]
+        name = "**all**" if entry["class"] == "all" else entry["class"]
+        lines.append(
+            f"| {name} | {entry['edits']} | {entry['killable']} | " + " | ".join(cells) + " |"
+        )
+    found = {e["class"]: e for e in table}
+    if "dev" in found and "fresh" in found:
+        dev, fresh = found["dev"]["strategies"], found["fresh"]["strategies"]
+        gaps = [f"{n} {100 * (dev[n]['savings'] - fresh[n]['savings']):+.1f} points" for n in names]
+        lines += ["", "Generalization gap (dev minus fresh savings): " + ", ".join(gaps) + "."]
     return [*lines, ""]
 
 
@@ -136,6 +190,7 @@ def markdown(result: TargetResult, title: str) -> str:
         "marked (est.) are pytest's start-up plus the selected tests' baseline durations; "
         "`guard` and `testmon` wall times are measured by running their selections.",
         "",
+        *_split_markdown(result),
         *_class_markdown(result),
         "## Per edit",
         "",
@@ -188,7 +243,11 @@ def plot(result: TargetResult, path: Path) -> None:
 def write(result: TargetResult, title: str, out: Path = REPORTS) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{result.target}.md").write_text(markdown(result, title), encoding="utf-8")
-    raw = {**attrs.asdict(result), "classes": by_class(result.rows, peers(result))}
+    raw = {
+        **attrs.asdict(result),
+        "classes": by_class(result.rows, peers(result)),
+        "splits": by_split(result.rows, peers(result)),
+    }
     (out / f"{result.target}.json").write_text(
         json.dumps(raw, indent=1, default=sorted) + "\n", encoding="utf-8"
     )

@@ -185,7 +185,7 @@ class CoverageRefresher:
         indexed = session.indexed.result()
         waited = time.perf_counter()
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
-        write_static(store, session.static, indexed)
+        write_static(store, session.static, indexed, tree_sha=sha)  # the tree measured
         store.set_test_kinds({t: (t in evidence.spawners, t in evidence.doctests) for t in ran})
         log.debug(
             "refresh_timings",

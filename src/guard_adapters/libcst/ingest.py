@@ -103,10 +103,17 @@ def index_planned(
     return results
 
 
-def write_static(store: GraphStore, plan: StaticPlan, results: list[RawIndex]) -> StaticReport:
+def write_static(
+    store: GraphStore, plan: StaticPlan, results: list[RawIndex], tree_sha: str | None = None
+) -> StaticReport:
+    """Write the index; ``tree_sha``: the commit whose tree it parsed (default HEAD), which
+    a check compares with the evidence's before trusting the index's lines."""
     store.remove_files(plan.removed)
     store.write_files([_to_file_index(r) for r in results])
-    head = str(git(plan.root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip()
+    head = (
+        tree_sha
+        or str(git(plan.root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip()
+    )
     store.update_ingest_info(static_sha=head or None)
     return StaticReport(
         indexed=len(results),
