@@ -376,7 +376,9 @@ def _open_for_run(
 @with_run_options
 @handle_errors
 def run_cmd(base: str | None, min_trust: float | None, **options: Any) -> None:
-    """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error."""
+    """Check, then run the selected tests: exit 0 pass, 1 fail (or trust too low), 2 error
+    or a selected test that pytest did not run. Pytest projects of their own in subfolders run
+    from their own folder."""
     import sys
 
     with _open_for_run(**options) as g:
