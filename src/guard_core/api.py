@@ -35,7 +35,7 @@ from guard_core.model import (
 )
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, EvidenceRefresher, GraphStore, Runner, RunResult
-from guard_core.unrun import no_longer_collected, unrun, unrun_note
+from guard_core.unrun import unrun, unrun_note
 
 log = get_logger("guard.api")
 
@@ -201,8 +201,7 @@ class Guard:
         repo = self.settings.repo
         collect_to = refresher.collect_dir(session) if refresher and session is not None else None
         result = runner.run(repo, tests, stream=stream, timeout=timeout, collect_to=collect_to)
-        widened = tests is not None and result.exit_code in _UNCOLLECTED
-        if widened:
+        if tests is not None and result.exit_code in _UNCOLLECTED:
             notes.append(
                 f"pytest could not collect every selected id (exit {result.exit_code}): "
                 "ran the whole suite instead"
@@ -215,21 +214,17 @@ class Guard:
         if refresher is not None and session is not None:
             refreshed = refresher.finish(self.store, session, result)
         self.record_run(result.record)
-        missing = self.unrun_in(expected, result.record)
-        if missing and widened:
-            gone = no_longer_collected(missing, (o.test for o in result.record.outcomes))
-            if gone:
-                notes.append(f"no longer collected: {', '.join(gone[:5])}")
-            missing = sorted(set(missing) - set(gone))
+        missing = self.unrun_in(expected, result)
         if missing:
             notes.append(unrun_note(missing))
         return RunReport(decision, result, refreshed, tuple(notes), tuple(missing))
 
     @staticmethod
-    def unrun_in(expected: Iterable[str], record: RunRecord) -> list[str]:
-        """The ``expected`` ids that the run of ``record`` did not run (see
+    def unrun_in(expected: Iterable[str], result: RunResult) -> list[str]:
+        """The ``expected`` ids that the run of ``result`` did not run (see
         :func:`guard_core.unrun.unrun`)."""
-        return unrun(expected, (o.test for o in record.outcomes))
+        ran = (o.test for o in result.record.outcomes)
+        return unrun(expected, ran, result.collected, result.deselected)
 
     def plan_run(self, base: str | None = None) -> RunPlan:
         """What :meth:`run` would do now, without running anything (for a caller that runs

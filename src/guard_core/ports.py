@@ -218,10 +218,14 @@ class TrustPolicy(Protocol):
 
 @attrs.frozen
 class RunResult:
-    """What a runner reports: exit status and per-test outcomes."""
+    """What a runner reports: exit status and per-test outcomes; and, when it knows them, the
+    files pytest collected and the ids it deselected (which tell a test gone from its file
+    from one the run left out)."""
 
     exit_code: int
     record: RunRecord
+    collected: frozenset[str] = frozenset()
+    deselected: frozenset[str] = frozenset()
 
 
 class Runner(Protocol):

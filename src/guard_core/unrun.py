@@ -18,17 +18,27 @@ def _prefixes(test: str) -> list[str]:
     return ["::".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def unrun(expected: Iterable[str], ran: Iterable[str]) -> list[str]:
+def unrun(
+    expected: Iterable[str],
+    ran: Iterable[str],
+    collected: Iterable[str] = (),
+    deselected: Iterable[str] = (),
+) -> list[str]:
     """The ``expected`` ids (repo-relative) that no outcome in ``ran`` accounts for, sorted.
 
     An outcome accounts for its own test function and for the file or class it lives in; an
     outcome of a file or class (it failed or was skipped as a whole at collection) accounts for
     every test inside it. An expected file (a new or changed test module) needs no outcome:
-    it may hold no test at all."""
+    it may hold no test at all. A test whose file pytest ``collected`` but which it neither
+    ran nor ``deselected`` is gone from that file (deleted, renamed, never a test on this
+    platform): accounted for. One whose file it never collected, or that it deselected, did
+    not run."""
     outcomes = {_collapse(r) for r in ran}
     covered = set(outcomes)
     for outcome in outcomes:
         covered.update(_prefixes(outcome))
+    files = set(collected)
+    left_out = {_collapse(d) for d in deselected}
     missing = set()
     for test in expected:
         if "::" not in test:
@@ -36,16 +46,10 @@ def unrun(expected: Iterable[str], ran: Iterable[str]) -> list[str]:
         own = _collapse(test)
         if own in covered or any(p in outcomes for p in _prefixes(own)):
             continue
+        if own.partition("::")[0] in files and own not in left_out:
+            continue
         missing.add(test)
     return sorted(missing)
-
-
-def no_longer_collected(missing: Iterable[str], ran: Iterable[str]) -> list[str]:
-    """Of ids a whole-suite run did not run after pytest could not collect the selected ids:
-    those whose file it collected (the test is gone from it: deleted, renamed). An id whose
-    file it never collected stays unrun (another project's, outside its testpaths)."""
-    files = {r.partition("::")[0] for r in ran}
-    return sorted(t for t in missing if t.partition("::")[0] in files)
 
 
 def unrun_note(missing: list[str], shown: int = 5) -> str:

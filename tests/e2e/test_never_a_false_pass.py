@@ -162,3 +162,36 @@ def test_a_read_only_state_folder_widens_or_refuses_without_a_traceback(tmp_path
         assert out.returncode == 2, (writing, out.stdout, out.stderr)
         assert "Traceback" not in out.stderr and "state folder not writable" in out.stderr
     assert sorted(p.name for p in (repo / ".guard").iterdir()) == []  # nothing left behind
+
+
+def test_pytest_guard_under_xdist_does_not_pass_for_the_other_project(mono: tuple) -> None:
+    repo, env = mono
+    replace(repo, "services/api/api/core.py", "return x * 2", "y = x\n    return y * 2")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--guard", "-q", "-p", "no:cacheprovider", "-n", "2"],
+        cwd=repo, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env, "GUARD_WORKER": "0"},
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "services/api/tests/test_core.py::test_g" in out.stdout
+
+
+def test_a_test_pytest_never_collects_here_is_not_an_unrun_test(tmp_path: Path) -> None:
+    """The static index lists a test pytest does not collect on this platform: a run-all
+    that ran everything else passes."""
+    files = {k: v for k, v in MONOREPO.items() if "services" not in k}
+    files["tests/test_m.py"] += (
+        "\n\nimport sys\n\nif sys.platform == 'nowhere':\n"
+        "    def test_elsewhere():\n        assert False\n"
+    )
+    repo = make_repo(tmp_path / "plat", files)
+    env = {"GUARD_REFRESH_EVIDENCE": "0"}  # the embedded server, stopped below
+    out = guard("ingest-static", str(repo), "--include-tests", env=env)
+    assert out.returncode == 0, out.stderr
+    try:
+        (repo / "pkg/m.py").write_text("def f(x):\n    return 1 + x\n")  # no evidence: run-all
+        run = guard("run", "--repo", str(repo), env=env)
+        assert "run-all" in run.stdout, run.stdout + run.stderr
+        assert run.returncode == 0, run.stdout + run.stderr
+    finally:
+        guard("server", "stop", "--repo", str(repo))

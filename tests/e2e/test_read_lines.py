@@ -19,7 +19,9 @@ FILES = {
     "pkg/core.py": (
         "class Box:\n    size = 3\n    colour = 'red'\n\n\n"
         "class Config:\n    debug = False\n\n\n"
-        "def describe(cls):\n    return dict(vars(cls))['debug']\n"
+        "def describe(cls):\n    return dict(vars(cls))['debug']\n\n\n"
+        "def doubled(n=Box.size):  # read where it is defined, not where it runs\n"
+        "    return n * 2\n"
     ),
     "pkg/api.py": (
         "def lookup(obj, name, fallback=False):\n"
@@ -35,13 +37,14 @@ FILES = {
     "tests/__init__.py": "",
     "tests/test_api.py": (
         "from pkg.api import Shell, lookup, size_of, total\n"
-        "from pkg.core import Box, Config, describe\n\n\n"
+        "from pkg.core import Box, Config, describe, doubled\n\n\n"
         "def test_lookup():\n    assert lookup(Box(), 'size') == 'plain'\n\n\n"
         "def test_fallback():\n    assert lookup(Box(), 'size', fallback=True) == 3\n\n\n"
         "def test_size():\n    assert size_of(Box()) == 3\n\n\n"
         "def test_total():\n    assert total(Box()) == 2\n\n\n"
         "def test_dispatch():\n    assert Shell().dispatch('greet') == 'hi'\n\n\n"
-        "def test_describe():\n    assert describe(Config) is False\n"
+        "def test_describe():\n    assert describe(Config) is False\n\n\n"
+        "def test_doubled():\n    assert doubled() == 6\n"
     ),
 }
 T = "tests/test_api.py::"
@@ -59,6 +62,13 @@ def test_a_reflective_read_no_test_ran_here_reads_nothing(guard: Guard, tree: Pa
     decision = guard.check()
     assert {T + "test_size", T + "test_fallback"} <= set(decision.tests), decision.reasons
     assert T + "test_lookup" not in decision.tests, decision.reasons  # ran lookup, not getattr
+
+
+def test_a_default_argument_read_where_the_function_is_defined_is_still_caught(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/core.py", "size = 3", "size = 4")
+    assert T + "test_doubled" in guard.check().tests
 
 
 def test_string_dispatch_broken_by_a_rename_is_still_caught(guard: Guard, tree: Path) -> None:

@@ -44,9 +44,14 @@ def test_tests_belong_to_the_deepest_project_holding_them() -> None:
     assert relative_to_project("services/api/t.py::C::t[1]", "services/api") == "t.py::C::t[1]"
 
 
-def test_after_a_whole_suite_fallback_only_tests_gone_from_a_collected_file_are_accounted() -> None:
-    from guard_core.unrun import no_longer_collected
 
-    ran = ["tests/test_a.py::test_kept", "tests/test_b.py::test_x"]
-    missing = ["tests/test_a.py::test_renamed_since", "services/api/tests/test_c.py::test_y"]
-    assert no_longer_collected(missing, ran) == ["tests/test_a.py::test_renamed_since"]
+def test_a_test_gone_from_a_collected_file_is_accounted_one_left_out_is_not() -> None:
+    ran = ["tests/test_a.py::test_kept"]
+    collected = ["tests", "tests/test_a.py"]
+    expected = [
+        "tests/test_a.py::test_renamed_since",  # gone from a file pytest collected
+        "tests/test_a.py::test_slow",  # deselected by the project's addopts
+        "services/api/tests/test_c.py::test_y",  # a file this run never collected
+    ]
+    missing = unrun(expected, ran, collected, deselected=["tests/test_a.py::test_slow[1]"])
+    assert missing == ["services/api/tests/test_c.py::test_y", "tests/test_a.py::test_slow"]

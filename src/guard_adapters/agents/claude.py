@@ -12,7 +12,6 @@ tree resets it, and that tree is checked (and blocked) again.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -74,17 +73,20 @@ class HookState:
     def blocked(self, session: str) -> str | None:
         return self._load().get(session)
 
-    def remember(self, session: str, tree: str | None) -> None:
+    def remember(self, session: str, tree: str | None) -> bool:
         """Hooks of several sessions may stop at once: each update holds the lock. A state
-        folder that cannot be written (a read-only checkout) keeps nothing: the tests still
-        run, only a repeated block of one tree is not recognised."""
-        with contextlib.suppress(OSError), locked(self.lock_file):
-            data = self._load()
-            if tree is None:
-                data.pop(session, None)
-            else:
-                data[session] = tree
-            write_atomic(self.path, json.dumps(data))
+        folder that cannot be written (a read-only checkout) keeps nothing (False)."""
+        try:
+            with locked(self.lock_file):
+                data = self._load()
+                if tree is None:
+                    data.pop(session, None)
+                else:
+                    data[session] = tree
+                write_atomic(self.path, json.dumps(data))
+        except OSError:
+            return False
+        return True
 
 
 def integrity_lines(flags: tuple[IntegrityFlag, ...]) -> list[str]:
@@ -146,11 +148,15 @@ def stop_hook(
         return {"systemMessage": f"guard: could not run the tests: {exc.message}"}
     except GuardError as exc:
         return {"systemMessage": f"guard: {exc.message} (the stop was not checked)"}
+    kept = state.remember(session, tree) if report.failed or report.unrun else True
+    if not kept and payload.get("stop_hook_active"):  # blocked once, and the tree not kept
+        return {
+            "systemMessage": "guard: the selected tests still do not pass; not blocking "
+            "twice (the state folder cannot be written; run `guard run`)."
+        }
     if report.failed:
-        state.remember(session, tree)
         return {"decision": "block", "reason": failure_message(report)}
     if report.unrun:
-        state.remember(session, tree)
         return {
             "decision": "block",
             "reason": f"Guard could not check your edit: {unrun_note(list(report.unrun))}. "

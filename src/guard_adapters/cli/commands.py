@@ -422,7 +422,8 @@ def run_plan_cmd(base: str | None, min_trust: float | None, **options: Any) -> N
         runner = g.plugins.runner(g.settings)
         command = getattr(runner, "command", None)
         projects = getattr(runner, "projects", None)
-        several = projects is not None and len(projects(g.settings.repo, plan.tests)) > 1
+        # another project's tests run from its own folder: the command here knows how
+        several = projects is not None and any(projects(g.settings.repo, plan.tests))
         if plan.refreshes or not plan.tests or command is None or several:
             emit_json({"schema": RUN_PLAN, "plan": "here"})
             return

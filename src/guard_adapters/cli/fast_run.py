@@ -86,20 +86,18 @@ def _failed(report: str) -> list[str]:
     return [t for t, info in tests.items() if info.get("outcome") in ("failed", "error")]
 
 
-def _unrun(plan: dict, report: str, widened: bool) -> list[str]:
-    """The selected ids the run did not run (its outcomes are in the reporter's file); after
-    the whole suite ran instead (``widened``), not those gone from a file it collected."""
-    from guard_core.unrun import no_longer_collected, unrun  # stdlib only, loads lazily
+def _unrun(plan: dict, report: str) -> list[str]:
+    """The selected ids the run did not run (its outcomes are in the reporter's file)."""
+    from guard_core.unrun import unrun  # stdlib only: the core's package loads lazily
 
     try:
         with open(report, encoding="utf-8") as f:
-            ran = list(json.load(f).get("tests", {}))
+            data = json.load(f)
+        ran, collected = list(data.get("tests", {})), data.get("collected", [])
+        deselected = data.get("deselected", [])
     except (OSError, ValueError, AttributeError):
-        ran = []
-    missing = unrun(plan.get("expect", []), ran)
-    if widened:
-        missing = sorted(set(missing) - set(no_longer_collected(missing, ran)))
-    return missing
+        ran, collected, deselected = [], [], []
+    return unrun(plan.get("expect", []), ran, collected, deselected)
 
 
 def run_through_worker(argv: list[str]) -> int | None:
@@ -121,8 +119,7 @@ def _run(plan: dict) -> int:
     with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
         report = os.path.join(tmp, "report.json")
         code, elapsed = _pytest(plan["command"], plan, report)
-        widened = code in _UNCOLLECTED
-        if widened:
+        if code in _UNCOLLECTED:
             notes.append(
                 f"pytest could not collect every selected id (exit {code}): "
                 "ran the whole suite instead"
@@ -133,7 +130,7 @@ def _run(plan: dict) -> int:
         if code is None:
             return 2
         failed = _failed(report)
-        missing = _unrun(plan, report, widened)
+        missing = _unrun(plan, report)
         record = ["record-run", "--repo", plan["cwd"], "--report", report]
         ask_worker([*record, "--elapsed-ms", f"{elapsed:.3f}"])  # best effort, as in process
     sys.stdout.write(plan.get("decision", ""))

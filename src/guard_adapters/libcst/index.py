@@ -299,15 +299,26 @@ def _star_reads(visitor: _RefVisitor, regions: ModuleRegions) -> dict[str, set[s
     return out
 
 
-def _read_lines(visitor: _RefVisitor, region: Region) -> tuple[tuple[str, frozenset[int]], ...]:
+def _read_lines(
+    visitor: _RefVisitor, regions: ModuleRegions, region: Region
+) -> tuple[tuple[str, frozenset[int]], ...]:
     """A function's reads with the lines that make them: its names (not those a star import
-    may bind: they stay without lines) and ".name" for its attribute reads."""
-    if region.kind is not RegionKind.FUNCTION:
+    may bind: they stay without lines) and ".name" for its attribute reads. A read on a line
+    the function does not own (its decorators, defaults and annotations run where it is
+    defined), and every read of a memo function (a cache hit reads through lines it never
+    runs), keep no lines: they apply to every test that ran the function."""
+    if region.kind is not RegionKind.FUNCTION or region.memo:
         return ()
     found = {name: frozenset(lines) for name, lines in visitor.ref_lines.get(region.id, {}).items()}
     for attr, spans in region.attribute_spans.items():
         found[f".{attr}"] = frozenset(i for a, b in spans for i in range(a, b + 1))
-    return tuple(sorted(found.items()))
+    return tuple(
+        sorted(
+            (name, lines)
+            for name, lines in found.items()
+            if all(regions.owner(line) == region.id for line in lines)
+        )
+    )
 
 
 def index_file(
@@ -364,7 +375,7 @@ def index_file(
                 bindings=bindings,
                 attributes=tuple(sorted(r.attributes)),
                 memo=r.memo,
-                read_lines=_read_lines(visitor, r),
+                read_lines=_read_lines(visitor, regions, r),
             )
         )
         if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:

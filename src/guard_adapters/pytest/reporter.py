@@ -5,26 +5,26 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 from typing import Any
 
 _results: dict[str, dict[str, Any]] = {}
-_prefix = [""]  # the rootdir's folder relative to $GUARD_ROOT: ids are reported from there
+_collected: set[str] = set()  # files (and folders) pytest collected without error
+_deselected: set[str] = set()  # ids -k, -m or a plug-in left out
+_dirs = ["", ""]  # pytest's rootdir and $GUARD_ROOT: ids are reported from the latter
 
 
 def pytest_configure(config: Any) -> None:
-    root = os.environ.get("GUARD_ROOT")
-    if root:
-        rel = os.path.relpath(str(config.rootpath), root).replace(os.sep, "/")
-        _prefix[0] = "" if rel == "." else rel
+    _dirs[:] = [str(config.rootpath), os.environ.get("GUARD_ROOT", "")]
 
 
 def repo_id(nodeid: str) -> str:
     """``nodeid`` (relative to pytest's rootdir) relative to the repository root instead."""
-    if not _prefix[0] or not nodeid:
+    rootdir, root = _dirs
+    if not root or not nodeid or os.path.realpath(rootdir) == os.path.realpath(root):
         return nodeid
     path, sep, rest = nodeid.partition("::")
-    return posixpath.normpath(posixpath.join(_prefix[0], path)) + sep + rest
+    full = os.path.join(rootdir, *path.split("/"))
+    return os.path.relpath(full, root).replace(os.sep, "/") + sep + rest
 
 
 def fold_phase(entry: dict[str, Any], report: Any) -> None:
@@ -48,6 +48,8 @@ def pytest_runtest_logreport(report: Any) -> None:
 def pytest_collectreport(report: Any) -> None:
     # a module that no longer imports is a failure the edit caused, not an infrastructure error;
     # a module skipped as a whole (importorskip) accounts for the tests it would have run
+    if report.passed and report.nodeid:
+        _collected.add(repo_id(report.nodeid))
     if report.failed or (report.skipped and report.nodeid):
         _results[repo_id(report.nodeid) or "<collection>"] = {
             "outcome": "error" if report.failed else "skipped",
@@ -56,8 +58,18 @@ def pytest_collectreport(report: Any) -> None:
         }
 
 
+def pytest_deselected(items: list[Any]) -> None:
+    _deselected.update(repo_id(item.nodeid) for item in items)
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     target = os.environ.get("GUARD_REPORT")
     if target:
+        payload = {
+            "exitstatus": int(exitstatus),
+            "tests": _results,
+            "collected": sorted(_collected),
+            "deselected": sorted(_deselected),
+        }
         with open(target, "w", encoding="utf-8") as handle:
-            json.dump({"exitstatus": int(exitstatus), "tests": _results}, handle)
+            json.dump(payload, handle)

@@ -83,21 +83,27 @@ class PytestRunner:
         collect_to: Path | None = None,
     ) -> RunResult:
         projects = self.projects(repo, tests)
-        if len(projects) > 1:
-            collect_to = None  # one collector folder holds one pytest run: no refresh
         found = tuple(p for p in projects if p)
+        if found:  # the collector keys tests from the root's rootdir only: no refresh
+            collect_to = None
         codes: list[int] = []
-        tests_seen: dict[str, Any] = {}
+        payload: dict[str, Any] = {"tests": {}, "collected": set(), "deselected": set()}
         elapsed = 0.0
         for project, ids in projects.items():
-            code, outcomes, ms = self._run_project(
+            code, report, ms = self._run_project(
                 repo, project, ids, nested_in(project, found), stream, timeout, collect_to
             )
             codes.append(code)
-            tests_seen.update(outcomes)
+            payload["tests"].update(report.get("tests", {}))
+            payload["collected"].update(report.get("collected", ()))
+            payload["deselected"].update(report.get("deselected", ()))
             elapsed += ms
-        record = run_record(repo, tests_seen, elapsed)
-        return RunResult(exit_code=combined_exit(codes), record=record)
+        return RunResult(
+            exit_code=combined_exit(codes),
+            record=run_record(repo, payload["tests"], elapsed),
+            collected=frozenset(payload["collected"]),
+            deselected=frozenset(payload["deselected"]),
+        )
 
     def _run_project(
         self,
@@ -109,7 +115,8 @@ class PytestRunner:
         timeout: float | None,
         collect_to: Path | None,
     ) -> tuple[int, dict[str, Any], float]:
-        """pytest's exit code, outcomes (repo-relative ids) and wall time for one project."""
+        """pytest's exit code, the reporter's file (repo-relative ids) and wall time for one
+        project."""
         with tempfile.TemporaryDirectory(prefix="guard-run-") as tmp:
             report = Path(tmp) / "report.json"
             env = self.environment(report, repo, collect_to)
@@ -140,7 +147,7 @@ class PytestRunner:
                 ) from exc
             elapsed = (time.perf_counter() - started) * 1000
             payload = json.loads(report.read_text()) if report.exists() else {"tests": {}}
-        return proc.returncode, payload.get("tests", {}), elapsed
+        return proc.returncode, payload, elapsed
 
 
 def combined_exit(codes: Sequence[int]) -> int:

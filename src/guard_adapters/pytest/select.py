@@ -19,6 +19,8 @@ _NOTE = pytest.StashKey[str]()
 _REFRESH = pytest.StashKey[Any]()
 _PREFIX = pytest.StashKey[str]()  # pytest's rootdir relative to the repository root
 _UNRUN = pytest.StashKey[list[str]]()  # selected ids this session did not collect
+_COLLECTED = pytest.StashKey[set[str]]()  # files this session collected without error
+_OTHERS = pytest.StashKey[set[str]]()  # ids -k, -m or another plug-in deselected
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -77,9 +79,33 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    refresh = items[0].config.stash.get(_REFRESH, None) if items else None
-    if refresh is not None and not refresh.deselecting:
+    if not items:
+        return
+    config = items[0].config
+    refresh = config.stash.get(_REFRESH, None)
+    if refresh is not None and refresh.deselecting:
+        return  # Guard's own deselection
+    if refresh is not None:
         refresh.narrowed = True  # -k, -m or another plug-in left tests out
+    config.stash.setdefault(_OTHERS, set()).update(item.nodeid for item in items)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if report.passed and report.nodeid and _enabled(collector.config):
+        collector.config.stash.setdefault(_COLLECTED, set()).add(report.nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: what each worker found unrun (workers decide; the
+    controller, which collects nothing, fails the session for them)."""
+    missing = getattr(node, "workeroutput", {}).get("guard_unrun")
+    if missing:
+        config = node.config
+        config.stash[_UNRUN] = sorted({*config.stash.get(_UNRUN, []), *missing})
 
 
 def _prefix(config: pytest.Config) -> str:
@@ -181,7 +207,12 @@ def pytest_collection_modifyitems(
         from guard_core.unrun import unrun
 
         seen = [_repo_id(item.nodeid, prefix) for item in items]
-        config.stash[_UNRUN] = unrun(decision.tests, seen)
+        collected = [_repo_id(n, prefix) for n in config.stash.get(_COLLECTED, ())]
+        others = [_repo_id(n, prefix) for n in config.stash.get(_OTHERS, ())]
+        missing = unrun(decision.tests, seen, collected, others)
+        config.stash[_UNRUN] = missing
+        if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the controller
+            config.workeroutput["guard_unrun"] = missing
     if decision is None or decision.level.value == "run-all":
         config.stash[_NOTE] = note or _run_all_note(decision)
         return
