@@ -143,9 +143,11 @@ def _readers(
     - A class that derives from code outside the repository keeps its holders as readers:
       code Guard cannot see may read any of its attributes.
     - A module object that is held somewhere may reach code that reads ``.NAME`` on it.
-    - The same for a function's attributes (``f.__doc__``): calling it reads none of them;
-      test code that holds it stays a reader (it may call it wrongly on purpose).
-    - Dunders (``__slots__``, ``__eq__``) are read by Python itself: every holder reads them.
+    - The same for a function's attributes (``f.__doc__``, its signature's ``__defaults__``):
+      calling it reads them in its own evidence, introspection reads them by name; test code
+      that holds it stays a reader (it may call it wrongly on purpose).
+    - A class's dunders (``__slots__``, ``__eq__``) are read by Python itself: every holder
+      reads them.
     - Code that reads attributes by computed names (``getattr(o, k)``, ``vars``, ``dir``)
       reads any of them.
     - Code that only calls ``x.f(...)`` for a changed function ``f`` in
@@ -186,12 +188,14 @@ def _readers(
     star = {fid for fid, a in attr_rows or () if a == "*"}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
-    # Python reads dunders implicitly (__slots__, __eq__, __init__): every holder reads them
+    # Python reads a class's dunders implicitly (__slots__, __eq__, __init__): every holder
+    # reads them. A function's (__defaults__, __code__) are read by calling it, which its own
+    # evidence shows, or by introspection, which reads them by name: holding it reads none
     implicit = {
         _parent(n)
         for n in names
         if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
-    }
+    } - functions
     dropped = held_modules | (
         ((classes - open_classes) | functions) - implicit if indexed else set()
     )

@@ -30,13 +30,17 @@ FILES = {
         "    return 'plain'\n\n\n"
         "def size_of(box):\n    return box.size\n\n\n"
         "def total(box):\n    return sum(\n        [box.colour == 'red',\n         1]\n    )\n\n\n"
+        "def greet(name='world'):\n    return 'hi ' + name\n\n\n"
+        "def handlers():\n    return {'greet': greet}  # holds greet, never calls it\n\n\n"
+        "def defaults_of(fn):\n    import inspect\n\n"
+        "    return {k: p.default for k, p in inspect.signature(fn).parameters.items()}\n\n\n"
         "class Shell:\n"
         "    def dispatch(self, cmd):\n        return getattr(self, 'do_' + cmd)()\n\n"
         "    def do_greet(self):\n        return 'hi'\n"
     ),
     "tests/__init__.py": "",
     "tests/test_api.py": (
-        "from pkg.api import Shell, lookup, size_of, total\n"
+        "from pkg.api import Shell, defaults_of, greet, handlers, lookup, size_of, total\n"
         "from pkg.core import Box, Config, describe, doubled\n\n\n"
         "def test_lookup():\n    assert lookup(Box(), 'size') == 'plain'\n\n\n"
         "def test_fallback():\n    assert lookup(Box(), 'size', fallback=True) == 3\n\n\n"
@@ -44,7 +48,10 @@ FILES = {
         "def test_total():\n    assert total(Box()) == 2\n\n\n"
         "def test_dispatch():\n    assert Shell().dispatch('greet') == 'hi'\n\n\n"
         "def test_describe():\n    assert describe(Config) is False\n\n\n"
-        "def test_doubled():\n    assert doubled() == 6\n"
+        "def test_doubled():\n    assert doubled() == 6\n\n\n"
+        "def test_handlers_listed():\n    assert 'greet' in handlers()\n\n\n"
+        "def test_handlers_called():\n    assert handlers()['greet']() == 'hi world'\n\n\n"
+        "def test_signature():\n    assert defaults_of(greet) == {'name': 'world'}\n"
     ),
 }
 T = "tests/test_api.py::"
@@ -69,6 +76,15 @@ def test_a_default_argument_read_where_the_function_is_defined_is_still_caught(
 ) -> None:
     edit(tree, "pkg/core.py", "size = 3", "size = 4")
     assert T + "test_doubled" in guard.check().tests
+
+
+def test_a_changed_default_selects_callers_and_introspection_not_holders(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/api.py", "def greet(name='world')", "def greet(name='there')")
+    decision = guard.check()
+    assert {T + "test_handlers_called", T + "test_signature"} <= set(decision.tests)
+    assert T + "test_handlers_listed" not in decision.tests, decision.reasons
 
 
 def test_string_dispatch_broken_by_a_rename_is_still_caught(guard: Guard, tree: Path) -> None:
