@@ -140,8 +140,10 @@ def _readers(
       itself: instances and subclasses share them, so the readers of ``C.x`` are the code
       that reads ``.x`` on any object (``getattr(o, "x")`` too), and the code that holds
       ``C`` and reads attributes by computed names (``vars``, ``__dict__``).
-    - A class that derives from code outside the repository keeps its holders as readers:
-      code Guard cannot see may read any of its attributes.
+    - A class that derives from code outside the repository keeps its holders as readers of
+      its members (a renamed method, a changed attribute): code Guard cannot see may read any
+      of them by name. A method's signature (a new optional parameter, a changed default)
+      such code reads by calling it, which the method's own evidence shows.
     - A module object that is held somewhere may reach code that reads ``.NAME`` on it.
     - The same for a function's attributes (``f.__doc__``, its signature's ``__defaults__``):
       calling it reads them in its own evidence, introspection reads them by name; test code
@@ -196,8 +198,11 @@ def _readers(
         for n in names
         if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
     } - functions
+    # outside code may read an open class's members by name (hasattr, a hook it looks up):
+    # its holders stay readers of those; a method's signature it reads by calling it
+    open_members = {c for c in open_classes if any(_parent(n) == c for n in names)}
     dropped = held_modules | (
-        ((classes - open_classes) | functions) - implicit if indexed else set()
+        ((classes - open_members) | functions) - implicit if indexed else set()
     )
     tests_code = {row[0] for row in rows if row[3] in functions & called and _in_tests(row[0])}
     out = [

@@ -1,0 +1,62 @@
+"""A class deriving from code outside the repository, held at import time: a changed default
+of one of its methods selects the method's covering tests, not every holder (precision issue,
+cause 3); a renamed hook method that the outside base calls by name still selects the tests
+that ran it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit, ingested_project
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/codec.py": (
+        "import json\n\n\n"
+        "class Encoder(json.JSONEncoder):\n"
+        "    def default(self, o):  # json calls it by name for what it cannot encode\n"
+        "        return sorted(o)\n\n"
+        "    def describe(self, prefix='enc'):\n        return prefix + ':' + type(self).__name__\n"
+        "\n\nENCODER = Encoder()  # held at import by the module\n"
+    ),
+    "pkg/use.py": (
+        "from pkg.codec import ENCODER\n\n\n"
+        "def dump(value):\n    return ENCODER.encode(value)\n\n\n"
+        "def label():\n    return ENCODER.describe()\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_use.py": (
+        "from pkg.use import dump, label\n\n\n"
+        "def test_dump_list():\n    assert dump([1]) == '[1]'\n\n\n"
+        "def test_dump_set():\n    assert dump({2, 1}) == '[1, 2]'\n\n\n"
+        "def test_label():\n    assert label() == 'enc:Encoder'\n"
+    ),
+}
+T = "tests/test_use.py::"
+
+
+@pytest.fixture(scope="module")
+def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
+    root = tmp_path_factory.mktemp("openclass")
+    with ingested_project(root, FILES, falkordb_url, "openclass") as g:
+        yield g
+
+
+def test_a_changed_default_of_an_open_class_method_selects_its_callers(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/codec.py", "prefix='enc'", "prefix='codec'")
+    decision = guard.check()
+    assert T + "test_label" in decision.tests
+    assert T + "test_dump_list" not in decision.tests, decision.reasons
+
+
+def test_a_renamed_hook_the_outside_base_calls_by_name_is_still_caught(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/codec.py", "def default(self, o)", "def fallback(self, o)")
+    assert T + "test_dump_set" in guard.check().tests
