@@ -195,3 +195,16 @@ def test_a_test_pytest_never_collects_here_is_not_an_unrun_test(tmp_path: Path) 
         assert run.returncode == 0, run.stdout + run.stderr
     finally:
         guard("server", "stop", "--repo", str(repo))
+
+
+def test_nested_projects_are_found_except_where_pytest_never_recurses(tmp_path: Path) -> None:
+    from guard_adapters.pytest.projects import subprojects
+
+    repo = make_repo(tmp_path / "nested", {
+        "pyproject.toml": '[tool.pytest.ini_options]\nnorecursedirs = ["examples", ".*"]\n',
+        "services/api/pytest.ini": "",  # an empty pytest.ini configures pytest too
+        "services/web/setup.cfg": "[metadata]\nname = web\n",  # no pytest settings
+        "services/cli/tox.ini": "[pytest]\naddopts = -q\n",
+        "examples/demo/pytest.ini": "[pytest]\n",  # test data: pytest never goes there
+    })  # fmt: skip
+    assert subprojects(repo) == ("services/api", "services/cli")

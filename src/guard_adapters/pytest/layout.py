@@ -57,7 +57,8 @@ class PytestLayout:
         return self._matches(name, self.python_functions)
 
 
-def _split(value: object) -> tuple[str, ...]:
+def split_option(value: object) -> tuple[str, ...]:
+    """An ini option given as a string (whitespace-separated) or a TOML list."""
     if isinstance(value, str):
         return tuple(value.split())
     if isinstance(value, list):
@@ -115,8 +116,8 @@ def _read_layout(repo: Path) -> PytestLayout:
     options = pytest_options(repo) or {}
     defaults = PytestLayout()
     return PytestLayout(
-        python_files=_split(options.get("python_files")) or defaults.python_files,
-        python_classes=_split(options.get("python_classes")) or defaults.python_classes,
-        python_functions=_split(options.get("python_functions")) or defaults.python_functions,
-        testpaths=_split(options.get("testpaths")),
+        python_files=split_option(options.get("python_files")) or defaults.python_files,
+        python_classes=split_option(options.get("python_classes")) or defaults.python_classes,
+        python_functions=split_option(options.get("python_functions")) or defaults.python_functions,
+        testpaths=split_option(options.get("testpaths")),
     )

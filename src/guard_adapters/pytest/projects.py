@@ -5,24 +5,44 @@ own folder."""
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 from guard_adapters.git.repo import tracked_files
-from guard_adapters.pytest.layout import CONFIG_FILES, pytest_options
+from guard_adapters.pytest.layout import CONFIG_FILES, pytest_options, split_option
 
 _CONFIG_NAMES = frozenset(name for name, _ in CONFIG_FILES)
 
 
+# pytest's default ``norecursedirs``: folders it never collects from
+_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+
+
 def subprojects(repo: Path) -> tuple[str, ...]:
-    """The folders below the root (repo-relative, sorted) that hold a pytest configuration."""
+    """The folders below the root (repo-relative, sorted) that hold a pytest configuration,
+    except those the root's pytest never recurses into (``norecursedirs``: test data such as
+    example projects with deliberately failing tests)."""
+    root = pytest_options(repo) or {}
+    skip = split_option(root.get("norecursedirs")) or _NORECURSE
     folders = {
         str(PurePosixPath(path).parent)
         for path in tracked_files(repo)
         if "/" in path and PurePosixPath(path).name in _CONFIG_NAMES
     }
-    return tuple(sorted(f for f in folders if pytest_options(repo / f) is not None))
+    return tuple(
+        sorted(f for f in folders if not _skipped(f, skip) and pytest_options(repo / f) is not None)
+    )
+
+
+def _skipped(folder: str, patterns: Sequence[str]) -> bool:
+    """Whether pytest would not recurse into ``folder`` (a pattern matches one of its parts,
+    or the path itself)."""
+    parts = PurePosixPath(folder).parts
+    return any(
+        fnmatch.fnmatch(part, p) or fnmatch.fnmatch(folder, p) for p in patterns for part in parts
+    )
 
 
 def project_of(test: str, projects: Sequence[str]) -> str:
