@@ -52,6 +52,14 @@ def mono(monorepo: tuple[Path, dict]) -> tuple[Path, dict]:
     git(repo, "clean", "-qfd")
 
 
+def pytest_guard(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--guard", "-q", "-p", "no:cacheprovider", *args],
+        cwd=repo, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **env, "GUARD_WORKER": "0"},
+    )  # fmt: skip
+
+
 def replace(repo: Path, path: str, old: str, new: str) -> None:
     file = repo / path
     file.write_text(file.read_text().replace(old, new))
@@ -96,11 +104,7 @@ def test_selected_tests_the_project_configuration_leaves_out_are_no_pass(mono: t
 def test_pytest_guard_at_the_root_does_not_pass_for_the_other_project(mono: tuple) -> None:
     repo, env = mono
     replace(repo, "services/api/api/core.py", "x * 2", "x * 3")
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--guard", "-q", "-p", "no:cacheprovider"],
-        cwd=repo, capture_output=True, text=True, timeout=120,
-        env={**os.environ, **env, "GUARD_WORKER": "0"},
-    )  # fmt: skip
+    out = pytest_guard(repo, env)
     assert out.returncode == 2, out.stdout + out.stderr
     assert "services/api/tests/test_core.py::test_g" in out.stdout
 
@@ -167,11 +171,7 @@ def test_a_read_only_state_folder_widens_or_refuses_without_a_traceback(tmp_path
 def test_pytest_guard_under_xdist_does_not_pass_for_the_other_project(mono: tuple) -> None:
     repo, env = mono
     replace(repo, "services/api/api/core.py", "return x * 2", "y = x\n    return y * 2")
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--guard", "-q", "-p", "no:cacheprovider", "-n", "2"],
-        cwd=repo, capture_output=True, text=True, timeout=120,
-        env={**os.environ, **env, "GUARD_WORKER": "0"},
-    )  # fmt: skip
+    out = pytest_guard(repo, env, "-n", "2")
     assert out.returncode == 2, out.stdout + out.stderr
     assert "services/api/tests/test_core.py::test_g" in out.stdout
 
