@@ -42,6 +42,10 @@ class SuiteRun:
         return frozenset(out)
 
 
+class SuiteTimeout(Exception):
+    """A pytest run that did not finish in its time (an edit that makes the suite hang)."""
+
+
 def run_pytest(
     python: Path,
     repo: Path,
@@ -49,8 +53,10 @@ def run_pytest(
     extra: tuple[str, ...] = (),
     cache: bool = False,  # pytest-testmon needs the cache plugin
     env: dict[str, str] | None = None,  # added to the environment of the pytest process
+    timeout: float | None = None,
 ) -> SuiteRun:
-    """``tests=None`` runs the whole suite; an empty selection runs nothing."""
+    """``tests=None`` runs the whole suite; an empty selection runs nothing. Past ``timeout``
+    seconds pytest is killed and :class:`SuiteTimeout` raised."""
     selected = None if tests is None else sorted(set(tests))
     if selected == []:
         return SuiteRun(0, 0.0, {}, frozenset(), ())
@@ -76,7 +82,12 @@ def run_pytest(
         if selected is not None:
             cmd += ["--", *selected]
         started = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, check=False)
+        try:
+            proc = subprocess.run(
+                cmd, cwd=repo, env=env, capture_output=True, check=False, timeout=timeout
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise SuiteTimeout(f"pytest did not finish in {timeout:.0f} s") from exc
         wall = time.perf_counter() - started
         data = json.loads(out.read_text()) if out.exists() else {"tests": {}, "broken": []}
     seconds: dict[str, float] = {}

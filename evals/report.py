@@ -168,7 +168,12 @@ def markdown(result: TargetResult, title: str) -> str:
         f"(static + per-test evidence) {result.ingest_seconds:.1f} s. "
         f"{len(result.rows)} edits, {sum(r['failing'] > 0 for r in result.rows)} killable "
         f"(make at least one test fail under run-all). Python {platform.python_version()} "
-        "drives the harness; the target runs in its own venv.",
+        "drives the harness; the target runs in its own venv."
+        + (
+            f" Left out, their whole suite did not finish: {', '.join(result.unstable)}."
+            if result.unstable
+            else ""
+        ),
         "",
         "| strategy | escaped / killable | escape rate | silent escapes | recall | fallback "
         "| test-time savings | wall savings | latency p50 / max (ms) | escaped edits |",

@@ -16,7 +16,7 @@ from evals import strategies
 from evals.coverage_select import CoverageSelector
 from evals.edits import SPLIT, Edit, apply, revert
 from evals.metrics import Outcome, Summary, summarise, time_saved
-from evals.pytest_run import SuiteRun, run_pytest
+from evals.pytest_run import SuiteRun, SuiteTimeout, run_pytest
 from evals.targets import WORK, Prepared, optional_install, prepare
 from evals.truth import TRUTH, Truth, TruthCache, ground_truth
 from guard_core.api import Guard
@@ -35,6 +35,7 @@ class TargetResult:
     split_sha256: str = ""  # sha256 of the split file's bytes: which frozen edits
     edits_sha256: str = ""  # sha256 of the measured edits (id and diff, in order): which subset
     guard_commit: str = ""  # the Guard commit measured, "+dirty" when src/ or evals/ differ
+    unstable: tuple[str, ...] = ()  # edits whose whole suite did not finish: no truth
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,11 +119,17 @@ def evaluate(
         g.check()  # warm: connection, plugin manager, imports
     outcomes: dict[str, list[Outcome]] = {}
     rows, run_all_wall = [], {}
+    unstable: list[str] = []
     try:
         for n, edit in enumerate(edits, 1):
             apply(prepared.repo, edit)
             try:
-                truth = ground_truth(prepared, baseline, cache, edit)
+                try:
+                    truth = ground_truth(prepared, baseline, cache, edit)
+                except SuiteTimeout as exc:  # no truth to judge against: reported apart
+                    unstable.append(edit.id)
+                    log(f"[{target_name}] {n}/{len(edits)} {edit.id}: left out ({exc})")
+                    continue
                 # the denominator is this run's own whole-suite time, not the cached truth
                 # run's (measured earlier, maybe on a busier machine)
                 run_all_wall[edit.id] = baseline.wall
@@ -183,6 +190,7 @@ def evaluate(
         split_sha256=split_digest(split),
         edits_sha256=edits_digest(edits),
         guard_commit=commit,
+        unstable=tuple(unstable),
     )
 
 

@@ -75,7 +75,10 @@ def ground_truth(prepared: Prepared, baseline: SuiteRun, cache: TruthCache, edit
     if found is not None:
         return found
     universe = baseline.seconds.keys()
-    run = run_pytest(prepared.python, prepared.repo, None, prepared.target.pytest_args)
+    # an edit that makes the suite hang (or eat the memory) has no truth: SuiteTimeout
+    limit = max(120.0, 20 * baseline.wall)
+    args = prepared.target.pytest_args
+    run = run_pytest(prepared.python, prepared.repo, None, args, timeout=limit)
     failing = run.failures(universe) - baseline.failures(universe)
     truth = Truth(failing, run.wall, cached=False)
     cache.put(edit, truth)
