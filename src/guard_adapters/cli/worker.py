@@ -68,7 +68,10 @@ class Worker:
 
     def _server_gone(self) -> bool:
         if self.server_pid is None:
-            return False
+            # the embedded server's folder, yet no server ran when this worker started (it was
+            # stopped while the worker was starting): nothing to stay warm for
+            embedded = (self.state_dir / "falkordb").is_dir()
+            return embedded and not os.environ.get("GUARD_FALKORDB_URL")
         try:
             os.kill(self.server_pid, 0)
         except OSError:
