@@ -58,6 +58,17 @@ def ingested_by_each_collector(
         yield g
 
 
+@pytest.fixture(scope="module")
+def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
+    """The module's ``FILES`` as an ingested project (a module with a project of another
+    shape defines its own ``guard``)."""
+    label = request.module.__name__.rpartition(".")[2]
+    root = request.getfixturevalue("tmp_path_factory").mktemp(label)
+    url = request.getfixturevalue("falkordb_url")
+    with ingested_project(root, request.module.FILES, url, label) as g:
+        yield g
+
+
 @pytest.fixture
 def tree(guard: Guard) -> Iterator[Path]:
     """The working tree of the module's ingested project (its ``guard`` fixture), put back

@@ -4,13 +4,10 @@ or other library to recognise (precision issue, cause 5)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit
 
 FILES = {
     "pkg/__init__.py": "",
@@ -43,12 +40,6 @@ FILES = {
 }
 HELP = "tests/test_help.py::test_help"
 
-
-@pytest.fixture(scope="module")
-def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
-    root = tmp_path_factory.mktemp("docreg")
-    with ingested_project(root, FILES, falkordb_url, "docreg") as g:
-        yield g
 
 
 def test_a_registered_docstring_edit_selects_the_help_test(guard: Guard, tree: Path) -> None:

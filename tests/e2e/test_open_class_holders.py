@@ -5,13 +5,10 @@ that ran it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit
 
 FILES = {
     "pkg/__init__.py": "",
@@ -38,12 +35,6 @@ FILES = {
 }
 T = "tests/test_use.py::"
 
-
-@pytest.fixture(scope="module")
-def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
-    root = tmp_path_factory.mktemp("openclass")
-    with ingested_project(root, FILES, falkordb_url, "openclass") as g:
-        yield g
 
 
 def test_a_changed_default_of_an_open_class_method_selects_its_callers(

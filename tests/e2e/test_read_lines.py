@@ -6,13 +6,10 @@ continuation line of a statement."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit
 
 FILES = {
     "pkg/__init__.py": "",
@@ -56,12 +53,6 @@ FILES = {
 }
 T = "tests/test_api.py::"
 
-
-@pytest.fixture(scope="module")
-def guard(tmp_path_factory: pytest.TempPathFactory, falkordb_url: str) -> Iterator[Guard]:
-    root = tmp_path_factory.mktemp("readlines")
-    with ingested_project(root, FILES, falkordb_url, "readlines") as g:
-        yield g
 
 
 def test_a_reflective_read_no_test_ran_here_reads_nothing(guard: Guard, tree: Path) -> None:
