@@ -17,11 +17,8 @@ import attrs
 from guard_core.bases import BaseChoice, Distance, EvidenceBase, choose_base
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
-from guard_core.lines import observers
 from guard_core.logs import get_logger
 from guard_core.model import (
-    ChangedRegion,
-    ChangeKind,
     ChangeSet,
     CoverEdge,
     Decision,
@@ -32,7 +29,6 @@ from guard_core.model import (
     Override,
     OverrideKind,
     Reason,
-    RegionKind,
     TrustComponents,
     split_id,
 )
@@ -46,24 +42,22 @@ from guard_core.ports import (
     Vote,
 )
 from guard_core.read_cache import cached
-from guard_core.safety import forces_run_all, hard_overrides, needs_widening, widen
+from guard_core.rules import RuleInput, builtin_rules, run_rules
+from guard_core.rules.calls import tests_of_files
+from guard_core.safety import forces_run_all, hard_overrides, widen
 from guard_core.selection import (
     ReadGate,
     Selection,
     changed_source_files,
     data_files,
     every_test,
-    is_method,
     judged_id,
     listed_directories,
     module_region,
-    names_closure,
     needs_evidence,
     new_test_files,
-    select_memoised_callers,
-    select_readers,
 )
-from guard_core.test_code import exists, gone_tests, test_code_reasons
+from guard_core.test_code import exists, gone_tests
 
 log = get_logger("guard.engine")
 
@@ -80,6 +74,25 @@ def _still_there(reader: EvidenceReader, choice: BaseChoice) -> bool:
     except Exception:
         return False
     return info.coverage_sha == choice.sha and (info.coverage_complete or not choice.complete)
+
+
+def _run_all_vote(detail: str, policy: str = "default") -> Vote:
+    why = (Override(OverrideKind.POLICY_ERROR, detail),)
+    return Vote(Level.RUN_ALL, 0.0, NO_TRUST, why, policy)
+
+
+def _runnable(cs: ChangeSet, selection: Selection) -> tuple[str, ...]:
+    """The selected ids pytest can run: not those the change deleted, and not the ids inside
+    a selected file (a file and ids inside it in one pytest call run only the ids)."""
+    gone = gone_tests(cs.regions, cs.files)
+    whole_files = {t for t in selection.reasons if "::" not in t}
+    return tuple(
+        sorted(
+            t
+            for t in selection.reasons
+            if exists(t, gone) and ("::" not in t or split_id(t)[0] not in whole_files)
+        )
+    )
 
 
 def _widest(votes: Sequence[Vote]) -> Vote:
@@ -267,31 +280,79 @@ class Engine:
     def _decide(
         self, cs: ChangeSet, info: IngestInfo, pre: list[Override], started: float
     ) -> Decision:
+        """Evidence → votes → rules → the safety floor, once: run-all when any
+        precondition, hard override or rule's override forces it."""
         conditions, env_changed = self._preconditions(info)
         pre = [*pre, *conditions]
         if env_changed:
             pre.append(Override(OverrideKind.ENVIRONMENT, env_changed))
         if cs.is_empty and not pre:
-            total = self._test_count()
             return Decision(
                 level=Level.SUBSET,
                 trust=1.0,
                 components=TrustComponents(1.0, 1.0, 0.0),
                 tests=(),
                 reasons={},
-                total_tests=total,
+                total_tests=self._test_count(),
                 change_set=cs,
                 skipped_summary=f"no changes against {cs.base[:12]}: nothing to run",
                 elapsed_ms=(time.perf_counter() - started) * 1000,
             )
+        data = self._rule_input(cs, info, env_changed)
+        policy = data.policy
+        vote = _widest(self._votes(policy))
+        selection = Selection()
+        selection.overrides.extend(pre)
+        run_rules(data, selection, builtin_rules())
+        self._plugin_rules(data, selection)
+        # the hard overrides apply whatever the policies voted
+        overrides = list(
+            dict.fromkeys([*pre, *(policy.hard or ()), *vote.overrides, *selection.overrides])
+        )
+        level = Level.RUN_ALL if pre or forces_run_all(overrides) else vote.level
+        if level is Level.MEDIUM:
+            for test in tests_of_files(data, changed_source_files(cs)):
+                selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
+        whole = False
+        if level is Level.RUN_ALL:
+            why = "; ".join(o.detail for o in overrides) or (
+                f"trust {vote.trust:.2f} < {self.settings.medium_threshold}"
+            )
+            everything, whole = self._every_test(cs, self._all_tests(), info)
+            selection.reasons = defaultdict(
+                list, {t: selection.reasons.get(t, []) for t in everything}
+            )
+            for test in everything:
+                selection.add(test, Reason("run-all", why))
+        else:
+            for path in new_test_files(cs):
+                selection.add(path, Reason("new-test-file", path))
+        tests = _runnable(cs, selection)
+        total = self._test_count()
+        decision = Decision(
+            level=level,
+            trust=vote.trust,
+            components=vote.components,
+            tests=tests,
+            reasons={t: tuple(selection.reasons[t]) for t in tests},
+            total_tests=max(total, len(tests)),
+            overrides=tuple(overrides),
+            change_set=cs,
+            skipped_summary=self._skipped(total, len(tests), info, level),
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            whole_suite=whole,
+        )
+        return self._adjust(decision, policy)
+
+    def _rule_input(self, cs: ChangeSet, info: IngestInfo, env_changed: str | None) -> RuleInput:
+        """The evidence of every changed id, data file and listed folder, the facts of the
+        changed functions, and what the policies and rules read of them."""
         s = self.settings
-        floor = s.min_confidence
         judged = [judged_id(r) for r in cs.regions if needs_evidence(r)]
         data = data_files(cs)
         listed = listed_directories(cs)
-        edges = self.store.covering_tests([*judged, *data, *listed], floor)
         evidence: dict[str, list[CoverEdge]] = defaultdict(list)
-        for e in edges:
+        for e in self.store.covering_tests([*judged, *data, *listed], s.min_confidence):
             evidence[e.function].append(e)
         modules = {module_region(split_id(f)[0]) for f in judged}
         known = self.store.function_facts([*judged, *modules])
@@ -307,7 +368,7 @@ class Engine:
         }
         if complete:
             unexercised |= {d for d in data if not evidence.get(d)}
-        data_input = PolicyInput(
+        policy = PolicyInput(
             change_set=cs,
             evidence=evidence,
             facts=facts,
@@ -321,131 +382,42 @@ class Engine:
             medium_threshold=s.medium_threshold,
             environment_changed=env_changed,
         )
-        vote = _widest(self._votes(data_input))
-        hard = hard_overrides(data_input)  # applied whatever the policies voted
-        level = Level.RUN_ALL if pre or forces_run_all(hard) else vote.level
-        selection = Selection()
-        selection.overrides.extend(pre)
+        policy = attrs.evolve(policy, hard=tuple(hard_overrides(policy)))
         # recorded lines are base-side lines only when the diff starts at the evidence commit
         lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
-        open_classes = frozenset(
-            r.owner_class for r in cs.regions if r.open_class and r.owner_class
+        return RuleInput(
+            change=cs,
+            store=self.store,
+            settings=s,
+            info=info,
+            evidence=evidence,
+            data_files=tuple(data),
+            listed=tuple(listed),
+            policy=policy,
+            lines_apply=lines_apply,
+            # a read gates by its lines when the index parsed the tree the evidence measured
+            gate=ReadGate(
+                lines_apply and bool(info.static_sha) and info.static_sha == info.coverage_sha,
+                frozenset(p for f in cs.files for p in (f.path, f.old_path) if p),
+            ),
+            open_classes=frozenset(
+                r.owner_class for r in cs.regions if r.open_class and r.owner_class
+            ),
         )
-        # a read gates by its lines when the index parsed the tree the evidence measured
-        gate = ReadGate(
-            lines_apply and bool(info.static_sha) and info.static_sha == info.coverage_sha,
-            frozenset(p for f in cs.files for p in (f.path, f.old_path) if p),
-        )
-        for region in cs.regions:
-            self._select_region(region, evidence, selection, lines_apply, open_classes, gate)
-        if not s.seed_policy and any(f.role in TEST_ROLES for f in cs.files):
-            files = {f.path: f for f in cs.files}
-            everyone = self._all_tests()
-            for test, reason in test_code_reasons(cs.regions, files, everyone):
-                selection.add(test, reason)
-        removed = sorted({n for r in cs.regions for n in r.removed})
-        if removed and not s.seed_policy:  # `from m import gone` now fails at import time
-            # `from pkg import gone` where pkg re-exports it (through `import *` too)
-            exported = sorted(names_closure(self.store, removed))
-            missing = {*exported, *(f"{n.rpartition('.')[0]}.*" for n in exported)}
-            after = {f.path: f.imports_after for f in cs.files}
-            # `from m import *` binds what m has, unless its __all__ names what it lost (a
-            # module that re-exports it may list it in an __all__ of its own: unknown)
-            losing = {r.file for r in cs.regions if r.removed}
-            stars_fail = any(f.star_breaks for f in cs.files if f.path in losing)
-            by_name = set(self.store.importers_of(exported, stars=False))
-            of_losers = set(self.store.importers_of(removed))
-            for path in self.store.importers_of(exported):
-                if path not in by_name and path in of_losers and not stars_fail:
-                    continue  # only a star import: the readers of the names it bound speak
-                if (now := after.get(path)) is not None and not now & missing:
-                    continue  # changed too, and no longer imports it: its own regions speak
-                self._importers(
-                    path, selection, "imports-removed-name", f"{path} imports {', '.join(removed)}"
-                )
-        for path in data:
-            selection.add_edges(evidence.get(path, ()), "reads-data-file")
-        for folder in listed:
-            selection.add_edges(evidence.get(folder, ()), "lists-changed-folder")
-        if cs.dependents:
-            via = {d.id: d.via for d in cs.dependents}
-            for e in self.store.covering_tests(sorted(via), 0.0, lines=False):
-                selection.add(e.test, Reason("names-new-module", via[e.function], e.confidence))
-        if not s.seed_policy:
-            self._doctests(cs, selection)
-        if (cs.regions or data or listed or cs.dependents) and not s.seed_policy:
-            for test in self.store.spawning_tests():  # a comment-only edit changes no code
-                selection.add(
-                    test,
-                    Reason(
-                        "spawns-python", "starts a Python child process whose code is unmeasured"
-                    ),
-                )
-        bodies = [
-            judged_id(r)
-            for r in cs.regions
-            if r.region is RegionKind.FUNCTION and needs_evidence(r)
-        ]
-        if not s.seed_policy:
-            select_memoised_callers(
-                self.store,
-                [r for r in cs.regions if r.region is RegionKind.FUNCTION and needs_evidence(r)],
-                selection,
-                s.min_confidence,
+
+    def _plugin_rules(self, data: RuleInput, selection: Selection) -> None:
+        """Plug-ins' selection rules: they add tests and overrides, as the built-in ones; a
+        rule that raises makes the check run-all."""
+        if self.plugins is None:
+            return
+        try:
+            rules = self.plugins.selection_rules()
+            run_rules(data, selection, rules)
+        except Exception as exc:
+            log.warning("plugin_rule_failed", error=repr(exc))
+            selection.overrides.append(
+                Override(OverrideKind.POLICY_ERROR, f"plug-in selection rule: {exc!r}")
             )
-        if bodies:
-            selection.add_edges(self.store.repair_tests_of_callees(bodies), "repaired-callee")
-        if s.widening:
-            for region in cs.regions:
-                if region.dynamic_dispatch and needs_widening(region, data_input):
-                    for test in self._tests_of([region.file]):
-                        selection.add(test, Reason("dynamic-widening", region.id))
-        overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
-        if forces_run_all(selection.overrides):
-            level = Level.RUN_ALL
-        if level is Level.MEDIUM:
-            for test in self._tests_of(changed_source_files(cs)):
-                selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
-        total = self._test_count()
-        whole = False
-        if level is Level.RUN_ALL:
-            why = (
-                "; ".join(o.detail for o in overrides)
-                or f"trust {vote.trust:.2f} < {s.medium_threshold}"
-            )
-            everything, whole = self._every_test(cs, self._all_tests(), info)
-            selection.reasons = defaultdict(
-                list, {t: selection.reasons.get(t, []) for t in everything}
-            )
-            for test in everything:
-                selection.add(test, Reason("run-all", why))
-        else:
-            for path in new_test_files(cs):
-                selection.add(path, Reason("new-test-file", path))
-        gone = gone_tests(cs.regions, cs.files)
-        whole_files = {t for t in selection.reasons if "::" not in t}
-        # a file and ids inside it in one pytest call run only the ids: keep the file
-        tests = tuple(
-            sorted(
-                t
-                for t in selection.reasons
-                if exists(t, gone) and ("::" not in t or split_id(t)[0] not in whole_files)
-            )
-        )
-        decision = Decision(
-            level=level,
-            trust=vote.trust,
-            components=vote.components,
-            tests=tests,
-            reasons={t: tuple(selection.reasons[t]) for t in tests},
-            total_tests=max(total, len(tests)),
-            overrides=tuple(overrides),
-            change_set=cs,
-            skipped_summary=self._skipped(total, len(tests), info, level),
-            elapsed_ms=(time.perf_counter() - started) * 1000,
-            whole_suite=whole,
-        )
-        return self._adjust(decision, data_input)
 
     def _votes(self, data: PolicyInput) -> list[Vote]:
         votes: list[Vote] = []
@@ -454,37 +426,13 @@ class Engine:
                 votes.append(policy.vote(data))
             except Exception as exc:  # a policy that raises votes for run-all
                 name = getattr(policy, "name", type(policy).__name__)
-                votes.append(
-                    Vote(
-                        Level.RUN_ALL,
-                        0.0,
-                        NO_TRUST,
-                        (Override(OverrideKind.POLICY_ERROR, f"{name}: {exc!r}"),),
-                        name,
-                    )
-                )
+                votes.append(_run_all_vote(f"{name}: {exc!r}", name))
         if self.plugins is not None:
             try:
                 votes += self.plugins.extra_votes(data)
             except Exception as exc:
-                votes.append(
-                    Vote(
-                        Level.RUN_ALL,
-                        0.0,
-                        NO_TRUST,
-                        (Override(OverrideKind.POLICY_ERROR, f"plugin vote: {exc!r}"),),
-                    )
-                )
-        if not votes:
-            votes.append(
-                Vote(
-                    Level.RUN_ALL,
-                    0.0,
-                    NO_TRUST,
-                    (Override(OverrideKind.POLICY_ERROR, "no trust policy registered"),),
-                )
-            )
-        return votes
+                votes.append(_run_all_vote(f"plugin vote: {exc!r}"))
+        return votes or [_run_all_vote("no trust policy registered")]
 
     def _adjust(self, decision: Decision, data: PolicyInput) -> Decision:
         """Plug-ins' proposals, merged widest-wins: every proposal's tests stand; one that
@@ -507,111 +455,6 @@ class Engine:
                 continue
             merged = widened
         return merged
-
-    def _tests_of(self, files: Sequence[str]) -> list[str]:
-        if not files:
-            return []
-        return sorted({t for ts in self.store.tests_of_files(files).values() for t in ts})
-
-    def _importers(self, path: str, selection: Selection, rule: str, via: str) -> None:
-        floor = self.settings.min_confidence
-        for e in self.store.covering_tests([module_region(path)], floor, lines=False):
-            selection.add(e.test, Reason(rule, via, e.confidence))
-
-    def _select_region(
-        self,
-        region: ChangedRegion,
-        evidence: dict[str, list[CoverEdge]],
-        selection: Selection,
-        lines_apply: bool,
-        open_classes: frozenset[str] = frozenset(),
-        gate: ReadGate | None = None,
-    ) -> None:
-        s = self.settings
-        fid = judged_id(region)
-        own = evidence.get(fid, [])
-        refined = not s.seed_policy
-        if region.region is RegionKind.FUNCTION:
-            if region.kind is ChangeKind.ADDED:
-                if refined and is_method(region):  # may override a base-class method
-                    name = region.id.rsplit(".", 1)[-1].split("#")[0]
-                    others = [f for f in self.store.functions_named(name) if f != region.id]
-                    for e in self.store.covering_tests(others, s.min_confidence, lines=False):
-                        selection.add(e.test, Reason("same-name-method", e.function, e.confidence))
-                if region.side_effects:
-                    self._importers(region.file, selection, "import-time-code", region.id)
-                return
-            # a memo function's stored results were computed by lines its readers never ran
-            localised = (
-                lines_apply and region.hunks and not region.definition_changed and not region.memo
-            )
-            same_code = region.docstring_only or (  # a docstring runs in no call; a rename
-                region.kind is ChangeKind.RENAMED
-                and not region.body_changed  # runs the same
-                and not region.side_effects
-            )
-            covered = not (refined and same_code)
-            if covered:
-                selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
-            if region.definition_changed and refined and region.names:
-                # its callers are in its evidence when all of it is selected
-                calls_seen = (
-                    frozenset(region.names)
-                    if covered and own and not localised and region.calls_through
-                    else frozenset()
-                )
-                select_readers(
-                    self.store,
-                    region.names,
-                    evidence,
-                    selection,
-                    region.id,
-                    s.min_confidence,
-                    open_classes,
-                    calls_seen,
-                    region.rebinds,
-                    gate,
-                )
-            if region.side_effects or (region.definition_changed and not refined):
-                self._importers(region.file, selection, "import-time-code", region.id)
-            return
-        if region.kind is ChangeKind.ADDED and not region.side_effects:
-            return  # a new module or class: only changed code can reach it
-        if not refined or region.side_effects or not region.names:
-            selection.add_edges(own, "import-time-code")
-            if region.kind is ChangeKind.ADDED or not own:
-                self._importers(region.file, selection, "import-time-code", region.id)
-            return
-        select_readers(
-            self.store,
-            region.names,
-            evidence,
-            selection,
-            region.id,
-            s.min_confidence,
-            open_classes,
-            gate=gate,
-        )
-
-    def _doctests(self, cs: ChangeSet, selection: Selection) -> None:
-        """Doctest items read values through their namespace, which no index sees: a changed
-        module-level or class-body binding selects them all; a changed docstring, the
-        doctests of its file (the docstring may be one). Calls they make are in evidence."""
-        values = any(r.names and r.region is not RegionKind.FUNCTION for r in cs.regions)
-        docs = {r.file for r in cs.regions if r.doc_changed}
-        docs |= {
-            f.path
-            for f in cs.files
-            if f.role is FileRole.SOURCE and f.kind in (FileKind.ADDED, FileKind.RENAMED)
-        }
-        if not values and not docs:
-            return
-        items = self.store.doctest_items()
-        for test in items:
-            if values or split_id(test)[0] in docs:
-                selection.add(test, Reason("doctest", "doctests read names no index sees"))
-        for path in sorted(docs) if items else ():  # doctests the graph has not seen yet
-            selection.add(path, Reason("doctest", f"{path} may hold new doctests"))
 
     @staticmethod
     def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:

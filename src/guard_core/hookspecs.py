@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from guard_core.model import Decision
     from guard_core.plugins import AdapterRegistry
     from guard_core.ports import PolicyInput, Vote
+    from guard_core.rules import Rule
 
 hookspec = pluggy.HookspecMarker("guard")
 
@@ -65,6 +66,18 @@ def guard_trust_vote(data: PolicyInput) -> Vote | None:
 
     :param data: the change set and the evidence the graph holds for it.
     :return: a :class:`~guard_core.ports.Vote`, or None to abstain.
+    """
+
+
+@hookspec
+def guard_selection_rules() -> Sequence[Rule] | None:
+    """Selection rules to run after the built-in ones (:mod:`guard_core.rules`).
+
+    A rule reads a :class:`~guard_core.rules.RuleInput` (the change, the evidence reader, the
+    settings) and adds tests with reasons, or overrides, to the selection; it cannot remove
+    any. A rule that raises makes the check run-all.
+
+    :return: the rules, in the order they run, or None.
     """
 
 

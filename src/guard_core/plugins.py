@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         TrustPolicy,
         Vote,
     )
+    from guard_core.rules import Rule
 
 hookimpl = pluggy.HookimplMarker("guard")
 log = get_logger("guard.plugins")
@@ -174,6 +175,9 @@ class Plugins:
 
     def extra_votes(self, data: PolicyInput) -> list[Vote]:
         return [v for v in self.pm.hook.guard_trust_vote(data=data) if v is not None]
+
+    def selection_rules(self) -> list[Rule]:
+        return [r for rules in self.pm.hook.guard_selection_rules() if rules for r in rules]
 
     def adjust_decision(self, decision: Decision, data: PolicyInput) -> list[Decision]:
         return [d for d in self.pm.hook.guard_adjust_decision(decision=decision, data=data) if d]

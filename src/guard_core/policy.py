@@ -58,7 +58,7 @@ class DefaultTrustPolicy:
     name = "default"
 
     def vote(self, data: PolicyInput) -> Vote:
-        overrides = tuple(hard_overrides(data))
+        overrides = data.hard if data.hard is not None else tuple(hard_overrides(data))
         components = trust_components(data)
         trust = components.trust
         level = level_for(trust, data.subset_threshold, data.medium_threshold)

@@ -206,6 +206,8 @@ class PolicyInput:
     subset_threshold: float = 0.8
     medium_threshold: float = 0.5
     environment_changed: str | None = None  # why the environment differs since the ingest
+    # the safety rules' overrides (safety.hard_overrides), computed once by the engine
+    hard: tuple[Override, ...] | None = None
 
 
 class TrustPolicy(Protocol):

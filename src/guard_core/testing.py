@@ -182,7 +182,16 @@ class FakeStore:
         return {}
 
     def importers_of(self, names: Iterable[str], stars: bool = True) -> list[str]:
-        return []
+        """Files whose module body reads one of ``names`` (``refs`` of ``FILE::<module>``),
+        or, with ``stars``, star-imports its module."""
+        wanted = set(names)
+        if stars:
+            wanted |= {f"{n.rpartition('.')[0]}.*" for n in wanted if "." in n}
+        return sorted(
+            split_id(fid)[0]
+            for fid, refs in self.refs.items()
+            if split_id(fid)[1] == "<module>" and wanted.intersection(refs)
+        )
 
     def readers_of(self, names: Iterable[str]) -> list[tuple[str, str, str, str]]:
         wanted = set(names)

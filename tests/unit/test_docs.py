@@ -57,3 +57,11 @@ def test_getting_started_gives_the_readme_commands() -> None:
 def test_one_page_per_agent_integration() -> None:
     for page in ("claude-code", "codex", "cursor", "opencode", "mcp", "python-api"):
         assert (DOCS / "agents" / f"{page}.md").stat().st_size > 200
+
+
+def test_the_architecture_page_lists_every_builtin_rule_in_order() -> None:
+    from guard_core.rules import builtin_rules
+
+    text = (DOCS / "architecture.md").read_text()
+    listed = re.findall(r"^   \| `([a-z-]+)` \| `rules/", text, flags=re.M)
+    assert listed == [r.name for r in builtin_rules()]

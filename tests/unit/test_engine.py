@@ -178,6 +178,9 @@ class Narrowing:
     def extra_votes(self, data: object) -> list[object]:
         return []
 
+    def selection_rules(self) -> list[object]:
+        return []
+
     def adjust_decision(self, decision: Decision, data: object) -> list[Decision]:
         return [attrs.evolve(decision, tests=())]
 

@@ -54,6 +54,9 @@ class Adds:
     def extra_votes(self, data: object) -> list[object]:
         return []
 
+    def selection_rules(self) -> list[object]:
+        return []
+
     def adjust_decision(self, decision: Decision, data: object) -> list[object]:
         out = []
         for p in self.proposals:

@@ -1,0 +1,159 @@
+"""Rules for changed code: the tests that ran it, the readers of the names it changes, the
+importers of names it removed, and what pytest's own reading of test code adds."""
+
+from __future__ import annotations
+
+from guard_core.lines import observers
+from guard_core.model import (
+    ChangedRegion,
+    ChangeKind,
+    FileRole,
+    Reason,
+    RegionKind,
+)
+from guard_core.ports import EvidenceReader
+from guard_core.rules import Rule, RuleInput
+from guard_core.selection import (
+    Selection,
+    is_method,
+    judged_id,
+    module_region,
+    names_closure,
+    select_readers,
+)
+from guard_core.test_code import test_code_reasons
+
+IMPORT_TIME = "import-time-code"
+
+
+def select_importers(
+    store: EvidenceReader, path: str, selection: Selection, rule: str, via: str, floor: float
+) -> None:
+    """Every test whose evidence imports ``path`` (ran its module body)."""
+    for e in store.covering_tests([module_region(path)], floor, lines=False):
+        selection.add(e.test, Reason(rule, via, e.confidence))
+
+
+def changed_regions(data: RuleInput, selection: Selection) -> None:
+    for region in data.change.regions:
+        if region.region is RegionKind.FUNCTION:
+            _changed_function(data, region, selection)
+        else:
+            _changed_body(data, region, selection)
+
+
+def _importers(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:
+    select_importers(data.store, region.file, selection, IMPORT_TIME, region.id, data.floor)
+
+
+def _changed_function(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:
+    own = data.evidence.get(judged_id(region), [])
+    refined = data.refined
+    if region.kind is ChangeKind.ADDED:
+        if refined and is_method(region):  # may override a base-class method
+            name = region.id.rsplit(".", 1)[-1].split("#")[0]
+            others = [f for f in data.store.functions_named(name) if f != region.id]
+            for e in data.store.covering_tests(others, data.floor, lines=False):
+                selection.add(e.test, Reason("same-name-method", e.function, e.confidence))
+        if region.side_effects:
+            _importers(data, region, selection)
+        return
+    # a memo function's stored results were computed by lines its readers never ran
+    localised = (
+        data.lines_apply and region.hunks and not region.definition_changed and not region.memo
+    )
+    same_code = region.docstring_only or (  # a docstring runs in no call; a rename
+        region.kind is ChangeKind.RENAMED
+        and not region.body_changed  # runs the same
+        and not region.side_effects
+    )
+    covered = not (refined and same_code)
+    if covered:
+        selection.add_edges(observers(own, region.hunks) if localised else own, "covers")
+    if region.definition_changed and refined and region.names:
+        # its callers are in its evidence when all of it is selected
+        calls_seen = (
+            frozenset(region.names)
+            if covered and own and not localised and region.calls_through
+            else frozenset()
+        )
+        select_readers(
+            data.store,
+            region.names,
+            data.evidence,
+            selection,
+            region.id,
+            data.floor,
+            data.open_classes,
+            calls_seen,
+            region.rebinds,
+            data.gate,
+        )
+    if region.side_effects or (region.definition_changed and not refined):
+        _importers(data, region, selection)
+
+
+def _changed_body(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:
+    """A module or class body: its import-time evidence, or the readers of what it binds."""
+    if region.kind is ChangeKind.ADDED and not region.side_effects:
+        return  # a new module or class: only changed code can reach it
+    own = data.evidence.get(judged_id(region), [])
+    if not data.refined or region.side_effects or not region.names:
+        selection.add_edges(own, IMPORT_TIME)
+        if region.kind is ChangeKind.ADDED or not own:
+            _importers(data, region, selection)
+        return
+    select_readers(
+        data.store,
+        region.names,
+        data.evidence,
+        selection,
+        region.id,
+        data.floor,
+        data.open_classes,
+        gate=data.gate,
+    )
+
+
+def changed_test_code(data: RuleInput, selection: Selection) -> None:
+    cs = data.change
+    if not any(f.role in (FileRole.TEST, FileRole.CONFTEST) for f in cs.files):
+        return
+    files = {f.path: f for f in cs.files}
+    for test, reason in test_code_reasons(cs.regions, files, data.store.all_tests()):
+        selection.add(test, reason)
+
+
+def removed_names(data: RuleInput, selection: Selection) -> None:
+    """``from m import gone`` now fails at import time: the importers of a removed name."""
+    cs = data.change
+    store = data.store
+    removed = sorted({n for r in cs.regions for n in r.removed})
+    if not removed:
+        return
+    # `from pkg import gone` where pkg re-exports it (through `import *` too)
+    exported = sorted(names_closure(store, removed))
+    missing = {*exported, *(f"{n.rpartition('.')[0]}.*" for n in exported)}
+    after = {f.path: f.imports_after for f in cs.files}
+    # `from m import *` binds what m has, unless its __all__ names what it lost (a module
+    # that re-exports it may list it in an __all__ of its own: unknown)
+    losing = {r.file for r in cs.regions if r.removed}
+    stars_fail = any(f.star_breaks for f in cs.files if f.path in losing)
+    by_name = set(store.importers_of(exported, stars=False))
+    of_losers = set(store.importers_of(removed))
+    via = ", ".join(removed)
+    for path in store.importers_of(exported):
+        if path not in by_name and path in of_losers and not stars_fail:
+            continue  # only a star import: the readers of the names it bound speak
+        if (now := after.get(path)) is not None and not now & missing:
+            continue  # changed too, and no longer imports it: its own regions speak
+        select_importers(
+            store, path, selection, "imports-removed-name", f"{path} imports {via}", data.floor
+        )
+
+
+CODE_RULES = (
+    Rule("changed-code", changed_regions, refinement=False),
+    Rule("test-code", changed_test_code),
+    Rule("removed-names", removed_names),
+)
