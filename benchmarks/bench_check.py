@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _targets import WORK, covered_edits, drop_testmon, git, sdist_repo, target_venv
 
-from guard_adapters.cli.fast import worker_socket
+from guard_adapters.worker.client import worker_socket
 from guard_core.api import Guard
 
 SPEC = "flask==3.1.2"

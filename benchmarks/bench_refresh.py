@@ -132,10 +132,14 @@ def main() -> None:
     total_b = sum(r["wall"] for r in refreshed)
     median_a = statistics.median(r["selected"] for r in without)
     median_b = statistics.median(r["selected"] for r in refreshed)
-    print(f"session wall: no refresh {total_a:.1f} s | refresh {total_b:.1f} s "
-          f"(ratio {total_b / total_a:.2f}); median selected {median_a:.0f} vs {median_b:.0f}")
-    print(f"behaviour-changing edits after the refreshed session: {killable} killable of "
-          f"{len(probes)}, {escapes} with a failing test not selected ({misses} tests)")
+    print(
+        f"session wall: no refresh {total_a:.1f} s | refresh {total_b:.1f} s "
+        f"(ratio {total_b / total_a:.2f}); median selected {median_a:.0f} vs {median_b:.0f}"
+    )
+    print(
+        f"behaviour-changing edits after the refreshed session: {killable} killable of "
+        f"{len(probes)}, {escapes} with a failing test not selected ({misses} tests)"
+    )
     for line in missed:
         print(f"  missed: {line}")
 

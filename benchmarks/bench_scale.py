@@ -16,7 +16,8 @@ from pathlib import Path
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_core.model import CoverEdge, FileIndex, FunctionNode
+from guard_core.index_model import FileIndex, FunctionNode
+from guard_core.model import CoverEdge
 
 EDGES_PER_TEST = 100
 FUNCTIONS_PER_TEST = 0.4  # 20k functions for 50k tests

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_core.model import CoverEdge, FileIndex, FunctionNode, TestNode
+from guard_core.index_model import FileIndex, FunctionNode, TestNode
+from guard_core.model import CoverEdge
 
 FUNCTIONS, TESTS, EDGES, FILES = 10_000, 2_000, 200_000, 500
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
-    from guard_core.ports import GraphStore
+    pass
 
 
 @attrs.frozen
@@ -121,11 +121,3 @@ def retired(
     old = [b.sha for b in complete[max(keep, 1) :]]
     dead = [b.sha for b in known if not b.complete and b.written_at < now - stale_s]
     return [sha for sha in old + dead if sha not in spared]
-
-
-def store_for_commit(store: GraphStore, sha: str) -> GraphStore:
-    """Where the ingest of commit ``sha`` writes: its own graph when evidence is kept per
-    commit, else the one graph."""
-    from guard_core.ports import EvidenceBases
-
-    return store.writer_for(sha) if isinstance(store, EvidenceBases) else store

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import attrs
 
+from guard_core.index_model import BodyStatements, FileIndex
 from guard_core.model import (
-    BodyStatements,
     ChangeSet,
     CoverEdge,
     Decision,
-    FileIndex,
     GraphStats,
     IngestInfo,
     Level,
@@ -283,3 +282,9 @@ class Collector(Protocol):
     def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
         """Run ``run`` of ``runs`` (0-based); IngestError when pytest does not complete."""
         ...
+
+
+def store_for_commit(store: GraphStore, sha: str) -> GraphStore:
+    """Where the ingest of commit ``sha`` writes: its own graph when evidence is kept per
+    commit, else the one graph."""
+    return store.writer_for(sha) if isinstance(store, EvidenceBases) else store

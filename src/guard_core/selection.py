@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from guard_core.index_model import BodyStatements
 from guard_core.model import (
     CLASS_BODY,
     MODULE_SCOPE,
-    BodyStatements,
     ChangedRegion,
     ChangeKind,
     ChangeSet,

@@ -7,16 +7,8 @@ from pathlib import Path
 
 import attrs
 
-from guard_core.model import (
-    BodyStatements,
-    ChangeSet,
-    CoverEdge,
-    FileIndex,
-    GraphStats,
-    IngestInfo,
-    RunRecord,
-    split_id,
-)
+from guard_core.index_model import BodyStatements, FileIndex
+from guard_core.model import ChangeSet, CoverEdge, GraphStats, IngestInfo, RunRecord, split_id
 from guard_core.ports import Caller, FunctionFacts
 
 

@@ -19,8 +19,8 @@ FILES = {
     ),
     "pkg/cmds.py": (
         "from pkg.registry import command\n\n\n"
-        "@command\ndef greet():\n    \"\"\"Say hello.\"\"\"\n    return 'hello'\n\n\n"
-        "def plain():\n    \"\"\"Not registered.\"\"\"\n    return 'plain'\n"
+        '@command\ndef greet():\n    """Say hello."""\n    return \'hello\'\n\n\n'
+        'def plain():\n    """Not registered."""\n    return \'plain\'\n'
     ),
     "pkg/other.py": "def unrelated():\n    return 1\n",
     "tests/__init__.py": "",
@@ -41,9 +41,7 @@ FILES = {
 HELP = "tests/test_help.py::test_help"
 
 
-
 def test_a_registered_docstring_edit_selects_the_help_test(guard: Guard, tree: Path) -> None:
     edit(tree, "pkg/cmds.py", "Say hello.", "Say hi.")
     decision = guard.check()
     assert HELP in decision.tests, (decision.level, decision.tests, decision.reasons)
-

@@ -36,7 +36,6 @@ FILES = {
 T = "tests/test_use.py::"
 
 
-
 def test_a_changed_default_of_an_open_class_method_selects_its_callers(
     guard: Guard, tree: Path
 ) -> None:

@@ -158,8 +158,7 @@ def test_a_narrowed_or_failing_run_keeps_the_evidence(fresh: dict) -> None:
 def test_a_warm_worker_answers_the_next_run_with_the_same_selection(
     project: dict, repo: Path
 ) -> None:
-    from guard_adapters.cli.fast import worker_socket
-    from guard_adapters.cli.worker import stop_worker, worker_pid
+    from guard_adapters.worker.client import stop_worker, worker_pid, worker_socket
 
     state = repo / ".guard"
     state.mkdir(exist_ok=True)  # as `guard init` leaves it: the worker's socket lives there

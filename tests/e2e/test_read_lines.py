@@ -54,7 +54,6 @@ FILES = {
 T = "tests/test_api.py::"
 
 
-
 def test_a_reflective_read_no_test_ran_here_reads_nothing(guard: Guard, tree: Path) -> None:
     edit(tree, "pkg/core.py", "size = 3", "size = 4")
     decision = guard.check()

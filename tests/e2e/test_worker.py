@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from guard_adapters.cli.fast import receive, send, worker_socket
+from guard_adapters.worker.client import receive, send, worker_socket
 from tests.conftest import make_repo
 
 FILES = {

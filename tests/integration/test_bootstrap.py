@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from guard_adapters.cli.fast import state_dir_for
+from guard_adapters.worker.client import state_dir_for
 from guard_adapters.workspace import load, open_guard
 from guard_core import Guard, hookimpl
 from guard_core.errors import RepositoryError

@@ -15,7 +15,7 @@ import redis
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 from guard_core.errors import StoreUnavailable
-from guard_core.model import FileIndex, FunctionNode
+from guard_core.index_model import FileIndex, FunctionNode
 
 
 @pytest.fixture

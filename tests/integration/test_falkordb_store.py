@@ -9,15 +9,8 @@ import pytest
 from guard_adapters.falkordb.schema import META_KEY
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 from guard_core.errors import GuardError, SchemaMismatch, StoreUnavailable
-from guard_core.model import (
-    CallEdge,
-    CoverEdge,
-    FileIndex,
-    FunctionNode,
-    RunRecord,
-    TestNode,
-    TestOutcome,
-)
+from guard_core.index_model import CallEdge, FileIndex, FunctionNode, TestNode
+from guard_core.model import CoverEdge, RunRecord, TestOutcome
 
 HOSTILE = "pkg/we ird/\"quo'te{brace}\\back`tick ünï💥.py"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from guard_adapters.falkordb.codec import decode_body, encode_bindings, encode_reads
-from guard_core.model import StatementBinding, StatementRead
+from guard_core.index_model import StatementBinding, StatementRead
 
 
 def test_bindings_and_reads_round_trip_by_statement_index() -> None:

@@ -44,7 +44,6 @@ def test_tests_belong_to_the_deepest_project_holding_them() -> None:
     assert relative_to_project("services/api/t.py::C::t[1]", "services/api") == "t.py::C::t[1]"
 
 
-
 def test_a_test_gone_from_a_collected_file_is_accounted_one_left_out_is_not() -> None:
     ran = ["tests/test_a.py::test_kept"]
     collected = ["tests", "tests/test_a.py"]

@@ -41,7 +41,7 @@ def detect_python(repo: Path) -> str:
 def init(repo: Path, agents: tuple[str, ...], python: str | None) -> None:
     """Set a repository up for Guard; running it again changes nothing."""
     from guard_adapters.agents.setup import initialise
-    from guard_adapters.cli.commands import progress_bar
+    from guard_adapters.cli.ingest import progress_bar
     from guard_adapters.coverage.ingest import ingest_coverage
     from guard_adapters.git.repo import head_sha
     from guard_adapters.pytest.environment import fingerprint

@@ -2,180 +2,18 @@
 when one runs, else run the command here (and start a worker for the next call).
 
 A fresh process spends most of a ``guard check`` importing the graph client; the worker (see
-:mod:`guard_adapters.cli.worker`) keeps those imports loaded. This module imports only
-built-in modules (``_socket``, ``marshal``, and :mod:`guard_adapters.sockets`: no pathlib, json or
-socket wrappers), so
-asking the worker costs a few milliseconds over the interpreter's own start. The worker's
-answer is exactly what the command prints and exits with here; anything unexpected (no
-worker, another Guard version, another environment, a timeout) falls back to running the
-command in this process.
+:mod:`guard_adapters.worker`) keeps those imports loaded. Until it knows the worker cannot
+answer, this module imports only what :mod:`guard_adapters.worker.client` does. The worker's
+answer is exactly what the command prints and exits with here.
 """
 
 from __future__ import annotations
 
-import _socket
-import marshal
 import os
 import signal
 import sys
 
-from guard_adapters.sockets import digest, socket_path
-
-FAST_COMMANDS = frozenset({"check", "covering-tests", "callers", "stats"})
-# what the worker also answers: ``guard run``'s plan and record (see fast_run.py)
-WORKER_COMMANDS = FAST_COMMANDS | {"run-plan", "record-run"}
-_ANSWER_TIMEOUT_S = 600.0
-_PACKAGES = ("guard_core", "guard_adapters")
-
-
-def code_stamp() -> str:
-    """Changes whenever Guard's code (or the Python version running it) does: an upgrade, an
-    edit of an editable install."""
-    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    parts = [sys.version]
-    pending = [os.path.join(src, package) for package in _PACKAGES]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
-                    pending.append(entry.path)
-                elif entry.name.endswith(".py"):
-                    stat = entry.stat()
-                    parts.append(f"{entry.path}:{stat.st_mtime_ns}:{stat.st_size}")
-    return digest("\n".join(sorted(parts)))
-
-
-# what can change a decision besides the command line, the working directory and GUARD_*
-# (which the worker applies per request): a worker answers only a client whose stamp is its own
-_ENV_NAMES = ("PATH", "VIRTUAL_ENV", "HOME", "TMPDIR", "LANG")
-_ENV_PREFIXES = ("GIT_", "PYTHON", "XDG_", "CONDA_", "LC_")
-
-
-def environment_stamp() -> str:
-    """The interpreter (its path, and when it or its virtualenv changed) and every variable
-    that can change what Guard reads: git's, Python's, the search path, the home folder."""
-    parts = [sys.executable, sys.prefix]
-    for path in (sys.executable, os.path.join(sys.prefix, "pyvenv.cfg")):
-        try:
-            parts.append(str(os.stat(path).st_mtime_ns))
-        except OSError:
-            parts.append("-")
-    for key in sorted(os.environ):
-        if key in _ENV_NAMES or key.startswith(_ENV_PREFIXES):
-            parts.append(f"{key}={os.environ[key]}")
-    return digest("\0".join(parts))
-
-
-def worker_socket(state_dir: str | os.PathLike[str]) -> str:
-    return socket_path(state_dir, "worker.sock")
-
-
-def state_dir_for(argv: list[str], cwd: str) -> str | None:
-    """The state folder of the repository ``argv`` names with ``--repo`` (default: here), as
-    the settings give it: ``GUARD_STATE_DIR``, else ``state_dir`` in ``[tool.guard]``, else
-    ``<root>/.guard``. The root is the nearest folder holding ``.git``; should git disagree,
-    no worker answers at this path and the command runs here, as without a worker."""
-    if os.environ.get("GUARD_STATE_DIR"):
-        return os.path.abspath(os.path.expanduser(os.environ["GUARD_STATE_DIR"]))
-    repo = "."
-    for i, arg in enumerate(argv):
-        if arg == "--repo" and i + 1 < len(argv):
-            repo = argv[i + 1]
-        elif arg.startswith("--repo="):
-            repo = arg.split("=", 1)[1]
-    folder = os.path.realpath(os.path.join(cwd, repo))
-    while not os.path.exists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    return _configured_state_dir(folder) or os.path.join(folder, ".guard")
-
-
-def _configured_state_dir(root: str) -> str | None:
-    try:
-        with open(os.path.join(root, "pyproject.toml"), "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    if b"state" not in raw:  # the common case costs no TOML parse
-        return None
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: no worker for a configured state folder
-        return None
-    try:
-        table = tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("guard", {})
-    except (ValueError, UnicodeDecodeError):
-        return None
-    value = table.get("state_dir", table.get("state-dir")) if isinstance(table, dict) else None
-    if not isinstance(value, str) or not value:
-        return None
-    return os.path.realpath(os.path.join(root, os.path.expanduser(value)))
-
-
-def send(conn: _socket.socket, message: dict) -> None:
-    conn.sendall(marshal.dumps(message))
-    conn.shutdown(_socket.SHUT_WR)
-
-
-def receive(conn: _socket.socket) -> object:
-    chunks = []
-    while chunk := conn.recv(1 << 16):
-        chunks.append(chunk)
-    return marshal.loads(b"".join(chunks))
-
-
-def ask_worker(argv: list[str]) -> tuple[int, str, str] | None:
-    """(exit code, stdout, stderr) from the worker, or None to run the command here."""
-    cwd = os.getcwd()
-    state = state_dir_for(argv, cwd)
-    if state is None:
-        return None
-    env = {k: v for k, v in os.environ.items() if k.startswith("GUARD_")}
-    request = {
-        "argv": argv,
-        "cwd": cwd,
-        "env": env,
-        "stamp": code_stamp(),
-        "environment": environment_stamp(),
-    }
-    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        conn.settimeout(0.5)
-        conn.connect(worker_socket(state))
-        conn.settimeout(_ANSWER_TIMEOUT_S)
-        send(conn, request)
-        answer = receive(conn)
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
-    finally:
-        conn.close()
-    if not isinstance(answer, dict) or not answer.get("ok"):
-        return None
-    return int(answer["exit"]), str(answer["stdout"]), str(answer["stderr"])
-
-
-def start_worker(argv: list[str]) -> None:
-    """Start a worker for the repository in the background (it exits on its own when idle
-    or when the embedded FalkorDB stops); a second one exits at once."""
-    import subprocess
-
-    state = state_dir_for(argv, os.getcwd())
-    if state is None or not os.path.isdir(state):
-        return
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "guard_adapters.cli.worker", state],
-            cwd=os.path.dirname(state),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-    except OSError:
-        return
+from guard_adapters.worker.client import FAST_COMMANDS, ask_worker, start_worker
 
 
 def main() -> None:

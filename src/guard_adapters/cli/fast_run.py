@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from guard_adapters.cli.fast import ask_worker
+from guard_adapters.worker.client import ask_worker
 
 _SCHEMA = "guard.run-plan/1"
 _UNCOLLECTED = (4, 5)  # pytest's "usage error" (an id not found) and "no tests collected"

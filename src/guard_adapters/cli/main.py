@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 # the other commands register themselves on the group when imported
-from guard_adapters.cli import agents, commands  # noqa: F401
+from guard_adapters.cli import agents, commands, ingest  # noqa: F401
 from guard_adapters.cli.group import EXIT_USAGE, emit_json, guard, handle_errors, repo_option
 
 __all__ = ["EXIT_USAGE", "emit_json", "guard", "handle_errors", "main", "repo_option"]
@@ -74,7 +74,7 @@ def server_status(repo: Path) -> None:
     click.echo(f"embedded FalkorDB: {state}" + (f" (pid {status.pid})" if status.pid else ""))
     click.echo(f"  socket: {status.socket}")
     click.echo(f"  data:   {status.data_dir}")
-    from guard_adapters.cli.worker import worker_pid
+    from guard_adapters.worker.client import worker_pid
 
     worker = worker_pid(settings.guard_dir)
     click.echo(f"warm worker: running (pid {worker})" if worker else "warm worker: stopped")
@@ -85,7 +85,7 @@ def server_status(repo: Path) -> None:
 @handle_errors
 def server_stop(repo: Path) -> None:
     """Stop the embedded server, saving the graph."""
-    from guard_adapters.cli.worker import stop_worker
+    from guard_adapters.worker.client import stop_worker
     from guard_adapters.workspace import embedded_server, load
 
     settings = load(repo, read_only=True)

@@ -31,7 +31,6 @@ from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.regions import ModuleRegions, extract_regions
-from guard_core.bases import store_for_commit
 from guard_core.errors import GuardError, IngestError
 from guard_core.evidence import UNKNOWN_LINE, CoverageReport, RunEvidence
 from guard_core.evidence import ingest_coverage as record_coverage
@@ -41,7 +40,7 @@ from guard_core.model import (
     failure_signature,
     test_function_id,
 )
-from guard_core.ports import EvidenceBases, GraphStore
+from guard_core.ports import EvidenceBases, GraphStore, store_for_commit
 
 log = get_logger("guard.coverage")
 

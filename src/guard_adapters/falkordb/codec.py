@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 
-from guard_core.model import BodyStatements, StatementBinding, StatementRead
+from guard_core.index_model import BodyStatements, StatementBinding, StatementRead
 
 
 def encode_lines(lines: Iterable[int]) -> str:

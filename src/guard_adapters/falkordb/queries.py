@@ -8,11 +8,8 @@ from typing import Any
 from guard_adapters.falkordb.codec import decode_body, decode_lines, decode_read_lines
 from guard_adapters.falkordb.connection import GraphConnection
 from guard_adapters.falkordb.schema import META_KEY
-from guard_core.model import (
-    CLASS_BODY,
-    BodyStatements,
-    CoverEdge,
-)
+from guard_core.index_model import BodyStatements
+from guard_core.model import CLASS_BODY, CoverEdge
 from guard_core.ports import Caller, FunctionFacts
 
 

@@ -13,13 +13,8 @@ from guard_adapters.falkordb.codec import (
 from guard_adapters.falkordb.connection import GraphConnection, _chunks_by_size
 from guard_adapters.falkordb.schema import BATCH, META_KEY
 from guard_core.errors import UnknownId
-from guard_core.model import (
-    CoverEdge,
-    FileIndex,
-    RunRecord,
-    split_id,
-    test_function_id,
-)
+from guard_core.index_model import FileIndex
+from guard_core.model import CoverEdge, RunRecord, split_id, test_function_id
 
 
 class GraphWrites(GraphConnection):

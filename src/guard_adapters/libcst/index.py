@@ -22,14 +22,8 @@ from libcst.metadata import (
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
 from guard_adapters.python.test_functions import collected_tests
-from guard_core.model import (
-    CLASS_BODY,
-    FileIndex,
-    FunctionNode,
-    RegionKind,
-    StatementBinding,
-    StatementRead,
-)
+from guard_core.index_model import FileIndex, FunctionNode, StatementBinding, StatementRead
+from guard_core.model import CLASS_BODY, RegionKind
 
 RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it

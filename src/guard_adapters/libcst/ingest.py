@@ -14,7 +14,8 @@ from guard_adapters.libcst.index import RawIndex, content_sha, index_file
 from guard_adapters.pytest.layout import PytestLayout, load_layout
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.slicer import file_role
-from guard_core.model import CallEdge, FileIndex, FileRole
+from guard_core.index_model import CallEdge, FileIndex
+from guard_core.model import FileRole
 from guard_core.ports import GraphStore
 
 Progress = Callable[[int, int], None]

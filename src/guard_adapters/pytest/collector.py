@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 import uuid
@@ -38,220 +37,39 @@ import pytest
 
 from guard_adapters.pytest.child import TOKEN
 from guard_adapters.pytest.containers import ContainerSwapper, FillTracker
+from guard_adapters.pytest.import_labels import ImportLabeler
 from guard_adapters.pytest.labels import (
     COLLECT,
     FILL,
     FIXTURE,
-    IMPORT,
     MEMO,
     OWN,
     SEGMENT,
     SESSION,
 )
 from guard_adapters.pytest.memo import MemoWatcher
+from guard_adapters.pytest.processes import (
+    AUDITED,
+    CHILD_SITE,
+    EXEC_ENV,
+    EXECNET_BOOTSTRAP,
+    SPAWNS,
+    runs_python,
+)
 from guard_adapters.pytest.reporter import fold_phase
+from guard_adapters.pytest.tracers import (
+    SKIP_PARTS,
+    CoverageLines,
+    MonitoringTracer,
+    use_monitoring,
+)
 
 
 def _fixture_label(fixturedef: Any) -> str:
     return f"{FIXTURE}{fixturedef.baseid}::{fixturedef.argname}"
 
 
-_AUDITED = frozenset({"open", "os.listdir", "os.scandir", "glob.glob"})
-_SPAWNS = frozenset(
-    {
-        "subprocess.Popen",
-        "os.fork",
-        "os.forkpty",
-        "os.posix_spawn",
-        "os.spawn",
-        "os.exec",
-        "os.system",
-    }
-)
-
-
-# spawns that start a program with an environment Guard can hand a token to (position of the
-# environment in the audit arguments; None: the process's own)
-_EXEC_ENV = {"subprocess.Popen": 3, "os.posix_spawn": 2, "os.exec": 2, "os.spawn": 3}
-_CHILD_SITE = str(Path(__file__).resolve().parent / "child_site")
-_IDLE_WATCHDOG = "guard_adapters.falkordb.idle"
-_EXECNET_BOOTSTRAP = "import sys;exec(eval(sys.stdin.readline()))"  # execnet's popen gateway
-_LAUNCHERS = frozenset(
-    {
-        "sh",
-        "bash",
-        "dash",
-        "zsh",
-        "env",
-        "nohup",
-        "xargs",
-        "make",
-        "tox",
-        "nox",
-        "uv",
-        "pipx",
-        "pdm",
-        "poetry",
-        "hatch",
-    }
-)
-
-
-def _runs_python(event: str, args: tuple[Any, ...]) -> bool:
-    """Whether a process-creation event may run Python code of the repository: a fork, or a
-    program that is an interpreter, lives beside it (console scripts) or starts with a Python
-    shebang. ``os.system`` runs a shell line: counted, it cannot be told apart."""
-    if event in ("os.fork", "os.forkpty", "os.system"):
-        return True
-    try:
-        return _names_python(args)
-    except Exception:  # an audit hook must never fail the test; unknown counts as Python
-        return True
-
-
-def _names_python(args: tuple[Any, ...]) -> bool:
-    argv = args[1] if len(args) > 1 else None
-    program = args[0]
-    if isinstance(argv, str):
-        argv = argv.split()
-    if isinstance(argv, list | tuple) and _IDLE_WATCHDOG in argv:
-        return False  # Guard's own server watchdog, started when a check starts the server
-    if program is None and isinstance(argv, list | tuple) and argv:
-        program = argv[0]
-    if not isinstance(program, str | bytes | os.PathLike):
-        return True
-    name = os.fsdecode(program)
-    if "python" in os.path.basename(name):
-        return True
-    words = (
-        [os.fsdecode(a) for a in argv if isinstance(a, str | bytes)]
-        if isinstance(argv, list | tuple)
-        else []
-    )
-    if os.path.basename(name) in _LAUNCHERS or any("python" in w for w in words):
-        return True  # a shell line, `env python3`, `bash run.sh`: may well start Python
-    found = name if os.sep in name else (shutil.which(name) or "")
-    if not found:
-        return False
-    if os.path.dirname(os.path.realpath(found)) == os.path.dirname(
-        os.path.realpath(sys.executable)
-    ) or os.path.dirname(found) == os.path.dirname(sys.executable):
-        return True
-    try:
-        with open(found, "rb") as script:
-            return b"python" in script.readline(200)
-    except OSError:
-        return False
-
-
 _CHARGED_ONLY = (MEMO, SEGMENT, FILL)  # labels of parts of a context
-_SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
-
-
-class _LineRecorder:
-    """Lines executed per context, by repository-relative path."""
-
-    def __init__(self, root: Path) -> None:
-        self.roots = tuple(dict.fromkeys((str(root) + os.sep, str(root.resolve()) + os.sep)))
-        self.context = SESSION
-        self.seen: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
-        self.files: dict[str, str | None] = {}  # a measured file name -> relative path, or None
-
-    def _relative(self, name: str) -> str | None:
-        rel = None
-        root = next((r for r in self.roots if name.startswith(r)), None)
-        if root is not None and name.endswith(".py"):
-            rel = name[len(root) :]
-            if _SKIP_PARTS.intersection(rel.split(os.sep)):
-                rel = None
-        self.files[name] = rel
-        return rel
-
-    def dump(self) -> dict[str, dict[str, list[int]]]:
-        return {
-            ctx: {rel: sorted(lines) for rel, lines in files.items()}
-            for ctx, files in self.seen.items()
-        }
-
-
-class _CoverageLines(_LineRecorder):
-    """Takes coverage.py's line data in place of its ``CoverageData``: coverage's collector
-    hands over what its tracer saw at every context switch, and a ``CoverageData`` writes each
-    hand-over to SQLite (on Flask, 6000 switches cost 1.2 s); kept in memory, it costs little.
-    The part of ``CoverageData`` the collector calls: ``set_context``, ``add_lines``,
-    ``add_arcs`` (never: no branch measurement) and ``add_file_tracers``."""
-
-    def set_context(self, context: str | None) -> None:
-        self.context = context or ""
-
-    def add_lines(self, line_data: dict[str, Any]) -> None:
-        for name, lines in line_data.items():
-            rel = self.files[name] if name in self.files else self._relative(name)
-            if rel is not None:
-                self.seen[self.context][rel].update(lines)
-
-    def add_arcs(self, arc_data: dict[str, Any]) -> None:
-        raise RuntimeError("the collector measures lines, not branches")
-
-    def add_file_tracers(self, file_tracers: dict[str, str]) -> None:
-        pass
-
-
-class _MonitoringTracer(_LineRecorder):
-    """Python >= 3.12: records each line executed, once per context, with ``sys.monitoring``
-    (a line's event is disabled after it fires and re-armed at every context switch), at a
-    fraction of ``sys.settrace``'s cost; coverage.py's ``sysmon`` core cannot label contexts.
-
-    Line events are local to the repository's code objects, armed when one first starts: a
-    global line event would fire again in every line pytest and the libraries run after each
-    re-arm (Flask: 4.1 -> 3.2 s for the suite, plain 2.2 s)."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.mon = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
-        self.tool = next(t for t in range(5, 0, -1) if self.mon.get_tool(t) is None)
-        self.armed: dict[int, Any] = {}  # code objects with local line events, by id
-        self.mon.use_tool_id(self.tool, "guard")
-        self.mon.register_callback(self.tool, self.mon.events.LINE, self._line)
-        self.mon.register_callback(self.tool, self.mon.events.PY_START, self._start)
-        self.mon.set_events(self.tool, self.mon.events.PY_START)
-        for frame in sys._current_frames().values():  # repository code already running
-            while frame is not None:
-                self._start(frame.f_code, 0)
-                frame = frame.f_back  # type: ignore[assignment]
-
-    def _start(self, code: Any, offset: int) -> Any:
-        name = code.co_filename
-        if (self.files[name] if name in self.files else self._relative(name)) is not None:
-            self.armed[id(code)] = code
-            # set again at every start: measured faster on 3.12 than skipping armed code
-            self.mon.set_local_events(self.tool, code, self.mon.events.LINE)
-        return self.mon.DISABLE  # until the next re-arm
-
-    def _line(self, code: Any, line: int) -> Any:
-        name = code.co_filename
-        rel = self.files[name] if name in self.files else self._relative(name)
-        if rel is not None:
-            self.seen[self.context][rel].add(line)
-        return self.mon.DISABLE
-
-    def switch(self, label: str, restart: bool = True) -> None:
-        self.context = label
-        if restart:
-            self.mon.restart_events()
-
-    def stop(self) -> None:
-        self.mon.set_events(self.tool, 0)
-        for code in self.armed.values():  # 3.12's free_tool_id leaves local events and callbacks
-            self.mon.set_local_events(self.tool, code, 0)
-        self.mon.register_callback(self.tool, self.mon.events.LINE, None)
-        self.mon.register_callback(self.tool, self.mon.events.PY_START, None)
-        self.mon.free_tool_id(self.tool)
-
-
-def _use_monitoring() -> bool:
-    choice = os.environ.get("GUARD_COLLECTOR", "auto")
-    return choice == "monitoring" or (choice == "auto" and sys.version_info >= (3, 12))
 
 
 _STDLIB = os.path.dirname(os.__file__) + os.sep
@@ -282,16 +100,16 @@ class GuardCollector:
         self._token_set = False
         # children start measured (child_site/sitecustomize.py) when they keep PYTHONPATH
         os.environ["PYTHONPATH"] = os.pathsep.join(
-            p for p in (_CHILD_SITE, os.environ.get("PYTHONPATH")) if p
+            p for p in (CHILD_SITE, os.environ.get("PYTHONPATH")) if p
         )
         os.environ.setdefault("GUARD_REPO", str(root))
         os.environ.setdefault("GUARD_COLLECT_OUT", str(out))
         self.config: Any = None  # pytest's, once registered
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        self.tracer: _MonitoringTracer | None = None
+        self.tracer: MonitoringTracer | None = None
         self.cov: Any = None
-        if not _use_monitoring():
+        if not use_monitoring():
             import coverage
 
             self.cov = coverage.Coverage(
@@ -310,18 +128,18 @@ class GuardCollector:
                 if (rel := self._relative(getattr(mod, "__file__", None) or "")) is not None
             }
         )
-        self.lines: _CoverageLines | None = None
+        self.lines: CoverageLines | None = None
         if self.cov is not None:
             self.cov.start()
             inner: Any = getattr(self.cov, "_collector", None)
             if callable(getattr(inner, "use_data", None)):  # else coverage's own data file
-                self.lines = _CoverageLines(root)
+                self.lines = CoverageLines(root)
                 inner.use_data(self.lines, None)
             self.cov.switch_context(SESSION)
         else:
-            self.tracer = _MonitoringTracer(root)
+            self.tracer = MonitoringTracer(root)
         sys.addaudithook(self._audit)
-        sys.meta_path.insert(0, _ImportLabeler(self))
+        sys.meta_path.insert(0, ImportLabeler(self.root, self._switch, self._module_ran))
         self._watch_multiprocessing()
         self.memo = MemoWatcher(self._enter_fill, lambda: self.context, self._ours, self._resume)
         self.swapper: ContainerSwapper | None = None
@@ -331,9 +149,13 @@ class GuardCollector:
             tracker = FillTracker(self._switch, lambda: self.context, self.memo.consumed)
             self.swapper = ContainerSwapper(tracker)
 
+    def _module_ran(self, module: Any) -> None:
+        if self.swapper is not None:
+            self.swapper.module_ran(module)
+
     def _ours(self, filename: str) -> bool:
         rel = self._relative(filename)
-        return rel is not None and not _SKIP_PARTS.intersection(rel.split("/"))
+        return rel is not None and not SKIP_PARTS.intersection(rel.split("/"))
 
     def _watch_multiprocessing(self) -> None:
         """``spawn`` and ``forkserver`` children start without an audit event."""
@@ -358,7 +180,7 @@ class GuardCollector:
         if not self.config.pluginmanager.has_plugin("dsession"):
             return False
         argv = args[1] if len(args) > 1 else None
-        return isinstance(argv, list | tuple) and _EXECNET_BOOTSTRAP in map(str, argv)
+        return isinstance(argv, list | tuple) and EXECNET_BOOTSTRAP in map(str, argv)
 
     def _relative(self, path: str) -> str | None:
         if not path.endswith(".py"):
@@ -372,15 +194,15 @@ class GuardCollector:
         """Name the child about to start, through its environment, so that what it runs is
         charged to this context; False when it cannot be named (a fork, an environment
         without Guard's ``PYTHONPATH``): then the context stays a spawner."""
-        if event not in _EXEC_ENV and event != "os.system":
+        if event not in EXEC_ENV and event != "os.system":
             return False
-        index = _EXEC_ENV.get(event)
+        index = EXEC_ENV.get(event)
         env = args[index] if index is not None and len(args) > index else None
         token = uuid.uuid4().hex
         if env is None:
             os.environ[TOKEN] = token
             self._token_set = True
-        elif type(env) is dict and _CHILD_SITE in str(env.get("PYTHONPATH", "")):
+        elif type(env) is dict and CHILD_SITE in str(env.get("PYTHONPATH", "")):
             env[TOKEN] = token
         else:
             return False
@@ -420,17 +242,17 @@ class GuardCollector:
         self._switch(label, restart=False, settle=False)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if event in _SPAWNS:
+        if event in SPAWNS:
             if self._starts_xdist_worker(args):
                 os.environ.pop(TOKEN, None)  # a worker measures itself, as no one's child
             elif (
                 self.context not in self.spawned
-                and _runs_python(event, args)
+                and runs_python(event, args)
                 and not self._hand_token(event, args)
             ):
                 self.spawned.add(self.context)
             return
-        if event not in _AUDITED or not args:
+        if event not in AUDITED or not args:
             return
         target = args[0]
         if event == "glob.glob" and isinstance(target, str):
@@ -569,65 +391,6 @@ class GuardCollector:
             return {}
         tracker = self.swapper.tracker
         return {"dicts": self.swapper.swapped, "segments": tracker.opened, "fills": tracker.fills}
-
-
-class _LabelledLoader:
-    """Wraps a module's loader so that executing its body runs under ``<import>NAME``."""
-
-    def __init__(self, loader: Any, collector: GuardCollector, name: str) -> None:
-        self._loader = loader
-        self._collector = collector
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._loader, attr)
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        previous = self._collector._switch(IMPORT + self._name)
-        try:
-            self._loader.exec_module(module)
-        finally:
-            self._collector._switch(previous)
-        if self._collector.swapper is not None:
-            self._collector.swapper.module_ran(module)
-
-
-class _ImportLabeler:
-    """A meta-path finder that only labels: it asks the other finders, then wraps the loader
-    of modules whose file is inside the repository (test modules excepted)."""
-
-    def __init__(self, collector: GuardCollector) -> None:
-        self.collector = collector
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is None:
-                continue
-            origin = spec.origin or ""
-            loader = spec.loader
-            if (
-                origin.endswith(".py")
-                and loader is not None
-                and hasattr(loader, "exec_module")
-                and self._ours(origin)
-            ):
-                spec.loader = _LabelledLoader(loader, self.collector, name)  # type: ignore[assignment]
-            return spec
-        return None
-
-    def _ours(self, origin: str) -> bool:
-        try:
-            rel = Path(origin).resolve().relative_to(self.collector.root)
-        except (ValueError, OSError):
-            return False
-        name = rel.name
-        return not (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")
 
 
 def pytest_addoption(parser: Any) -> None:

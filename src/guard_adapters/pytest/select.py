@@ -163,7 +163,7 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
             if refresh is not None:
                 refresh.start(guard, decision)
             elif os.environ.get("GUARD_WORKER") != "0":  # the next run asks a warm worker
-                from guard_adapters.cli.fast import start_worker
+                from guard_adapters.worker.client import start_worker
 
                 start_worker(["check", "--repo", str(config.rootpath)])
             return decision, ""

@@ -1,5 +1,5 @@
 """``pytest --guard``'s decision from the repository's warm worker (see
-:mod:`guard_adapters.cli.worker`), when one runs: the check costs the worker's answer instead
+:mod:`guard_adapters.worker`), when one runs: the check costs the worker's answer instead
 of importing the graph client and assembling Guard inside pytest (Flask: about 0.2 s).
 
 Only a clean subset is taken from the worker: any error, warning, run-all, unknown schema or
@@ -51,7 +51,7 @@ def ask(root: Path) -> WorkerDecision | None:
     if os.environ.get("GUARD_WORKER") == "0":
         return None
     try:
-        from guard_adapters.cli.fast import ask_worker
+        from guard_adapters.worker.client import ask_worker
 
         answer = ask_worker(["check", "--json", "--repo", str(root)])
         if answer is None:

@@ -9,14 +9,10 @@ from collections.abc import Iterable
 
 from guard_adapters.python.bases import STANDARD_BASES
 from guard_adapters.python.hunks import function_hunks
-from guard_adapters.python.regions import (
-    PURE_DECORATORS,
-    ModuleRegions,
-    Region,
-    Statement,
-    exports_unbound,
-    own_nodes,
-)
+from guard_adapters.python.purity import PURE_DECORATORS
+from guard_adapters.python.regions import ModuleRegions, Region
+from guard_adapters.python.statements import Statement, exports_unbound
+from guard_adapters.python.syntax import own_nodes
 from guard_core.model import CLASS_BODY, ChangedRegion, ChangeKind, RegionKind, split_id
 
 _BUILTINS = frozenset(dir(builtins))

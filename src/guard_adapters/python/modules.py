@@ -6,7 +6,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from guard_adapters.python.regions import ModuleRegions, exports_unbound
+from guard_adapters.python.regions import ModuleRegions
+from guard_adapters.python.statements import exports_unbound
 from guard_core.model import RegionKind
 
 

@@ -6,7 +6,8 @@ import ast
 
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions
-from guard_core.model import RegionKind, TestNode, node_id
+from guard_core.index_model import TestNode
+from guard_core.model import RegionKind, node_id
 
 
 def collected_test_ids(path: str, regions: ModuleRegions, layout: PytestLayout) -> dict[str, str]:

@@ -9,69 +9,17 @@ through the ``guard_selection_rules`` hook; they run after these, on the same te
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from guard_core.rules.base import Rule, RuleInput, run_rules
+from guard_core.rules.calls import CALL_RULES
+from guard_core.rules.code import CODE_RULES
+from guard_core.rules.files import FILE_RULES
 
-import attrs
-
-from guard_core.config import Settings
-from guard_core.model import ChangeSet, CoverEdge, IngestInfo
-from guard_core.ports import EvidenceReader, PolicyInput
-from guard_core.selection import ReadGate, Selection
-
-
-@attrs.frozen
-class RuleInput:
-    """What every rule reads: the change, the evidence of its changed ids, and the settings."""
-
-    change: ChangeSet
-    store: EvidenceReader
-    settings: Settings
-    info: IngestInfo
-    evidence: Mapping[str, Sequence[CoverEdge]]  # changed id, data file or folder -> edges
-    data_files: tuple[str, ...]  # changed data files, old paths too
-    listed: tuple[str, ...]  # folders whose listing the change alters ("a/b/")
-    policy: PolicyInput
-    # recorded lines are base-side lines only when the diff starts at the evidence commit
-    lines_apply: bool = False
-    gate: ReadGate = attrs.field(factory=lambda: ReadGate(False))
-    open_classes: frozenset[str] = frozenset()
-
-    @property
-    def refined(self) -> bool:
-        """Whether Guard's refinements of the seed's policy apply (off in that ablation)."""
-        return not self.settings.seed_policy
-
-    @property
-    def floor(self) -> float:
-        return self.settings.min_confidence
-
-
-@attrs.frozen
-class Rule:
-    """One selection rule: a name for logs and docs, and the function that adds tests."""
-
-    name: str
-    select: Callable[[RuleInput, Selection], None]
-    refinement: bool = True  # not part of the seed's policy: skipped in its ablation
-
-    def applies(self, data: RuleInput) -> bool:
-        return data.refined or not self.refinement
-
-
-def run_rules(data: RuleInput, selection: Selection, rules: Sequence[Rule]) -> None:
-    """Every rule that applies, in order."""
-    for rule in rules:
-        if rule.applies(data):
-            rule.select(data, selection)
+BUILTIN_RULES: tuple[Rule, ...] = (*CODE_RULES, *FILE_RULES, *CALL_RULES)
+"""The built-in rules, in the order they run."""
 
 
 def builtin_rules() -> tuple[Rule, ...]:
-    """The built-in rules, in order (imported here: each module imports this one)."""
-    from guard_core.rules.calls import CALL_RULES
-    from guard_core.rules.code import CODE_RULES
-    from guard_core.rules.files import FILE_RULES
-
-    return (*CODE_RULES, *FILE_RULES, *CALL_RULES)
+    return BUILTIN_RULES
 
 
-__all__ = ["Rule", "RuleInput", "builtin_rules", "run_rules"]
+__all__ = ["BUILTIN_RULES", "Rule", "RuleInput", "builtin_rules", "run_rules"]

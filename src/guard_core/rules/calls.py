@@ -4,7 +4,7 @@ repaired, and dynamic dispatch whose evidence is incomplete."""
 from __future__ import annotations
 
 from guard_core.model import ChangedRegion, Reason, RegionKind
-from guard_core.rules import Rule, RuleInput
+from guard_core.rules.base import Rule, RuleInput
 from guard_core.safety import needs_widening
 from guard_core.selection import (
     Selection,

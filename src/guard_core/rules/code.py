@@ -12,7 +12,7 @@ from guard_core.model import (
     RegionKind,
 )
 from guard_core.ports import EvidenceReader
-from guard_core.rules import Rule, RuleInput
+from guard_core.rules.base import Rule, RuleInput
 from guard_core.selection import (
     Selection,
     is_method,

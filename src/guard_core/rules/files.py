@@ -4,7 +4,7 @@ shadow a name, doctests, and child processes whose code is not measured."""
 from __future__ import annotations
 
 from guard_core.model import FileKind, FileRole, Reason, RegionKind, split_id
-from guard_core.rules import Rule, RuleInput
+from guard_core.rules.base import Rule, RuleInput
 from guard_core.selection import Selection
 
 

@@ -1,7 +1,7 @@
 """The warm worker of one repository: answers ``guard check`` (and the other read-only
-commands) for :mod:`guard_adapters.cli.fast` with the imports already loaded.
+commands) for :mod:`guard_adapters.worker.client` with the imports already loaded.
 
-``python -m guard_adapters.cli.worker STATE_DIR``. One per state folder (a file lock); it
+``python -m guard_adapters.worker.server STATE_DIR``. One per state folder (a file lock); it
 listens on a unix socket only its user can open, runs each request's command exactly as the
 CLI would (the client's working directory and ``GUARD_*`` variables, output captured), one at
 a time. It answers only a client whose environment (interpreter, ``PATH``, ``PYTHON*``,
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guard_adapters.cli.fast import (
+from guard_adapters.worker.client import (
     WORKER_COMMANDS,
     code_stamp,
     environment_stamp,
@@ -158,29 +158,6 @@ def run_command(argv: list[str], cwd: str, env: dict[str, str]) -> dict[str, Any
         err.write(f"{code}\n")
         code = 1
     return {"exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
-
-
-def worker_pid(state_dir: Path) -> int | None:
-    """The pid of the repository's worker, if one is alive."""
-    try:
-        pid = int((state_dir / "worker.pid").read_text().strip())
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return None
-    return pid
-
-
-def stop_worker(state_dir: Path) -> bool:
-    """Ask the worker of ``state_dir`` to exit; False when none answered."""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(2)
-            conn.connect(worker_socket(state_dir))
-            send(conn, {"stop": True})
-            receive(conn)
-    except (OSError, ValueError, EOFError):
-        return False
-    return True
 
 
 def main(state_dir: Path) -> None:

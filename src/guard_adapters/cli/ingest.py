@@ -1,0 +1,166 @@
+"""The ingest commands: ``guard ingest-static`` (the static index) and ``guard ingest-coverage``
+(what each test executed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from guard_adapters.cli.group import emit_json, guard, handle_errors, python_option
+
+repo_argument = click.argument(
+    "repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default="."
+)
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr, silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+@guard.command("ingest-static")
+@repo_argument
+@click.option("--include-tests", is_flag=True, help="Index test files too (tests and helpers).")
+@click.option("--reset", is_flag=True, help="Delete the repository's graph first.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@handle_errors
+def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: bool) -> None:
+    """Parse the repository with libcst into the graph (only changed files are re-read)."""
+    import time
+
+    from guard_adapters.git.repo import head_sha
+    from guard_adapters.libcst.ingest import ingest_static
+    from guard_adapters.workspace import open_guard
+    from guard_core.ports import EvidenceBases
+
+    started = time.perf_counter()
+    with open_guard(repo) as ws:
+        store = ws.store
+        if isinstance(store, EvidenceBases):  # the graph of HEAD's evidence
+            store = store.writer_for(head_sha(ws.settings.repo))
+        if reset:
+            store.clear()
+            store.ensure_schema()
+        with progress_bar("indexing") as update:
+            report = ingest_static(
+                ws.settings.repo, store, include_tests=include_tests, progress=update
+            )
+        stats = store.stats()
+    elapsed = time.perf_counter() - started
+    if as_json:
+        emit_json(
+            {
+                "schema": "guard.ingest-static/1",
+                "indexed": report.indexed,
+                "unchanged": report.unchanged,
+                "removed": report.removed,
+                "parse_errors": list(report.parse_errors),
+                "elapsed_s": round(elapsed, 3),
+                **stats.as_dict(),
+            }
+        )
+        return
+    click.echo(
+        f"indexed {report.indexed} files ({report.unchanged} unchanged, "
+        f"{report.removed} removed) in {elapsed:.2f}s: {stats.functions} functions, "
+        f"{stats.tests} tests, {stats.calls} calls, {stats.imports} imports"
+    )
+    for error in report.parse_errors:
+        click.secho(f"  not parsed: {error}", fg="yellow", err=True)
+
+
+@guard.command("ingest-coverage")
+@repo_argument
+@click.option(
+    "--runs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Run the suite N times; edges get confidence = share of runs that saw them.",
+)
+@python_option
+@click.option("--shard", default=None, help="K/N: ingest the K-th of N slices of the suite.")
+@click.option("--pytest-args", default="", help="Extra arguments for pytest (one string).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@handle_errors
+def ingest_coverage_cmd(
+    repo: Path, runs: int, python: str | None, shard: str | None, pytest_args: str, as_json: bool
+) -> None:
+    """Run the suite with per-test coverage and write COVERED_BY evidence."""
+    import shlex
+
+    from guard_adapters.coverage.ingest import ingest_coverage
+    from guard_adapters.git.repo import head_sha
+    from guard_adapters.workspace import open_guard
+    from guard_core.errors import ConfigError
+    from guard_core.ports import store_for_commit
+
+    shard_pair = None
+    if shard:
+        k, _, n = shard.partition("/")
+        if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+            raise ConfigError(f"--shard must look like K/N with 1 <= K <= N, got {shard!r}")
+        shard_pair = (int(k), int(n))
+    with open_guard(repo) as ws:
+        args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
+        with progress_bar("tests") as update:
+            from guard_adapters.pytest.environment import fingerprint
+
+            interpreter = python or ws.settings.python
+            report = ingest_coverage(
+                ws.settings.repo,
+                ws.store,
+                runs=runs,
+                python=interpreter,
+                pytest_args=args,
+                shard=shard_pair,
+                progress=update,
+                environment=fingerprint(interpreter),
+            )
+        stats = store_for_commit(ws.store, head_sha(ws.settings.repo)).stats()  # what it wrote
+    if as_json:
+        emit_json(
+            {
+                "schema": "guard.ingest-coverage/1",
+                "tests": report.tests,
+                "edges": report.edges,
+                "runs": report.runs,
+                "flaky": report.flaky,
+                "failed": list(report.failed),
+                "elapsed_s": round(report.duration_s, 3),
+                **stats.as_dict(),
+            }
+        )
+        return
+    click.echo(
+        f"{report.tests} tests, {report.edges} COVERED_BY edges from {report.runs} run(s) "
+        f"in {report.duration_s:.1f}s"
+    )
+    for test, rate in sorted(report.flaky.items()):
+        click.secho(
+            f"  flaky: {test} (flake rate {rate:.2f}; unstable edges excluded)", fg="yellow"
+        )
+    if report.failed:
+        click.secho(f"  {len(report.failed)} tests failed on this commit", fg="yellow")

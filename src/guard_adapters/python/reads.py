@@ -1,0 +1,233 @@
+"""Attribute reads of a function's code: the names it reads on objects (``x.name``,
+``getattr(x, "name")``), each with the lines that read it, and reads by computed names
+(``vars``, ``dir``, ``__dict__``, ``getattr`` with a variable) as ``*``; dynamic dispatch."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+
+from guard_adapters.python.syntax import DefNode, FunctionNode, last_name, own_nodes
+
+_DYNAMIC_BUILTINS = frozenset({"eval", "exec", "__import__", "globals", "locals", "vars"})
+
+
+_DYNAMIC_ATTR_CALLS = frozenset({"getattr", "setattr", "delattr"})
+
+
+_PATCHED_MODULES = frozenset({"sys", "builtins"})  # hold repository objects often
+
+
+def _foreign_star(node: ast.AST) -> bool:
+    """``from M import *`` of a module outside the standard library."""
+    if not isinstance(node, ast.ImportFrom) or all(a.name != "*" for a in node.names):
+        return False
+    return bool(node.level) or (node.module or "").partition(".")[0] not in sys.stdlib_module_names
+
+
+class ModuleFacts:
+    """What some questions about one region need of its whole module, computed on first use
+    (shared by the module's regions)."""
+
+    def __init__(self, path: str, tree: ast.Module) -> None:
+        self.path = path
+        self.tree = tree
+
+    @functools.cached_property
+    def stdlib_names(self) -> frozenset[str]:
+        """Names the module binds only by ``import M`` of a standard-library module, and binds
+        nowhere else (no assignment, argument, other import...): introspecting an object read
+        through one (``tokenize._compile.__wrapped__``) introspects a standard-library object.
+        Not ``sys`` and ``builtins`` (``sys.stdout`` is often a repository object), not in a
+        module with a star import from elsewhere, and not a package of the repository named
+        like a standard-library module (this file's own top folders)."""
+        imported: set[str] = set()
+        other: set[str] = set()
+        for n in ast.walk(self.tree):
+            if _foreign_star(n):
+                return frozenset()  # it may bind any name
+            if isinstance(n, ast.Import):
+                for alias in n.names:
+                    bound = alias.asname or alias.name.partition(".")[0]
+                    top = alias.name.partition(".")[0]
+                    stdlib = top in sys.stdlib_module_names and top not in _PATCHED_MODULES
+                    (imported if stdlib else other).add(bound)
+            elif isinstance(n, ast.ImportFrom):
+                other.update(alias.asname or alias.name for alias in n.names)
+            elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                other.add(n.id)
+            elif isinstance(n, ast.arg):
+                other.add(n.arg)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                other.add(n.name)
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                other.update(n.names)
+            elif isinstance(n, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and n.name:
+                other.add(n.name)
+            elif isinstance(n, ast.MatchMapping) and n.rest:
+                other.add(n.rest)
+        parts = self.path.replace("\\", "/").split("/")
+        own = {part.removesuffix(".py") for part in parts[:-1]} | {parts[-1].removesuffix(".py")}
+        return frozenset(imported - other - own)
+
+
+def _is_dynamic_call(call: ast.Call) -> bool:
+    name = last_name(call.func) if isinstance(call.func, ast.Name | ast.Attribute) else ""
+    if isinstance(call.func, ast.Name) and name in _DYNAMIC_BUILTINS:
+        return True
+    if name in _DYNAMIC_ATTR_CALLS and isinstance(call.func, ast.Name):
+        return len(call.args) < 2 or not isinstance(call.args[1], ast.Constant)
+    if name == "import_module":
+        return True
+    # handlers[name](**kwargs), getattr(obj, name)(**kwargs)
+    has_star_kwargs = any(k.arg is None for k in call.keywords)
+    return has_star_kwargs and isinstance(call.func, ast.Subscript | ast.Call)
+
+
+_OPEN_READS = frozenset({"vars", "dir", "getmembers", "eval", "exec", "__import__", "globals"})
+
+
+_DOC_READS = frozenset(
+    {
+        "help",
+        "getdoc",
+        "cleandoc",
+        "render_doc",
+        "getcomments",
+        "testmod",
+        "DocTestSuite",
+        "DocTestFinder",
+        "run_docstring_examples",
+        "testfile",
+    }
+)
+
+
+_SIGNATURE_READS = frozenset(
+    {"signature", "getfullargspec", "getargspec", "getcallargs", "get_type_hints"}
+)
+
+
+_RAISES = frozenset(
+    {
+        "raises",
+        "assertRaises",
+        "assertRaisesRegex",
+        "assertRaisesRegexp",
+        "assertWarns",
+        "assertWarnsRegex",
+        "warns",
+        "suppress",
+        "assert_raises",
+        "assert_raises_regex",
+        "RaisesGroup",
+        "raises_regex",
+    }
+)
+
+
+def _guarded(node: ast.AST) -> set[int]:
+    """Nodes under a ``try`` body with handlers or a ``with pytest.raises(...)``-like block:
+    a call there may fail on purpose before it reaches the callee's body."""
+    out: set[int] = set()
+    if isinstance(node, DefNode) and any(last_name(d) == "xfail" for d in node.decorator_list):
+        return {id(n) for n in ast.walk(node)}  # expected to fail: any call may, on purpose
+    for n in own_nodes(node) if isinstance(node, DefNode | ast.ClassDef | ast.Module) else ():
+        tried = isinstance(n, ast.Try | getattr(ast, "TryStar", ast.Try)) and bool(n.handlers)
+        expects = isinstance(n, ast.With | ast.AsyncWith) and any(
+            isinstance(i.context_expr, ast.Call) and last_name(i.context_expr.func) in _RAISES
+            for i in n.items
+        )
+        for stmt in n.body if tried or expects else ():  # type: ignore[attr-defined]
+            out.update(id(m) for m in ast.walk(stmt))
+    return out
+
+
+def _patched(call: ast.Call, name: str) -> set[str]:
+    """Attributes a mock replaces (``patch("m.C.f")``, ``patch.multiple(C, f=...)``): a test
+    that calls through the mock never runs ``f``, yet an autospec mock checks its signature."""
+    if (
+        name == "patch"
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
+        return {call.args[0].value.rpartition(".")[2]}
+    if name == "multiple":
+        return {k.arg for k in call.keywords if k.arg}
+    return set()
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
+
+
+def _root(node: ast.expr) -> str | None:
+    """``a`` for ``a.b.c``; None when the chain starts with anything but a name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The attribute names of :func:`attribute_read_spans`."""
+    return frozenset(attribute_read_spans(node, stdlib))
+
+
+def attribute_read_spans(
+    node: ast.AST, stdlib: frozenset[str] = frozenset()
+) -> dict[str, frozenset[Span]]:
+    """``name`` for an attribute read as a value, ``name()`` for one only called
+    (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
+    shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
+    a value read. A dunder read through ``stdlib``, names bound only to standard-library
+    modules (``tokenize._compile.__wrapped__``), introspects no repository function: it is
+    not one. Each name comes with the line spans of the expressions that read it."""
+    spans: dict[str, set[Span]] = {}
+
+    def add(name: str, at: ast.expr) -> None:
+        spans.setdefault(name, set()).add((at.lineno, at.end_lineno or at.lineno))
+
+    nodes = (
+        list(own_nodes(node))
+        if isinstance(node, DefNode | ast.ClassDef | ast.Module)
+        else list(ast.walk(node))
+    )
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    guarded = _guarded(node) if called else set()
+    for n in nodes:
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
+                continue
+            if n.attr == "__dict__":
+                add("*", n)
+            elif id(n) in called and id(n) not in guarded:
+                add(f"{n.attr}()", n)
+            else:
+                add(n.attr, n)
+        elif isinstance(n, ast.Call):
+            name = last_name(n.func)
+            for patched in _patched(n, name):
+                add(patched, n)
+            if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
+                key = n.args[1]
+                text = key.value if isinstance(key, ast.Constant) else None
+                text = text if isinstance(text, str) else None
+                introspects = name in ("getattr", "hasattr") and text and _dunder(text)
+                if not (introspects and _root(n.args[0]) in stdlib):
+                    add(text if text is not None else "*", n)
+            elif name in _OPEN_READS:
+                add("*", n)
+            if name in _DOC_READS or name == "pydoc":
+                add("__doc__", n)
+            if name in _SIGNATURE_READS:
+                add("__signature__", n)
+    return {name: frozenset(found) for name, found in spans.items()}
+
+
+def has_dynamic_dispatch(fn: FunctionNode) -> bool:
+    return any(isinstance(n, ast.Call) and _is_dynamic_call(n) for n in own_nodes(fn))
+
+
+Span = tuple[int, int]  # first and last line of the expression that makes a read
