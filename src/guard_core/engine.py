@@ -287,46 +287,18 @@ class Engine:
         if env_changed:
             pre.append(Override(OverrideKind.ENVIRONMENT, env_changed))
         if cs.is_empty and not pre:
-            return Decision(
-                level=Level.SUBSET,
-                trust=1.0,
-                components=TrustComponents(1.0, 1.0, 0.0),
-                tests=(),
-                reasons={},
-                total_tests=self._test_count(),
-                change_set=cs,
-                skipped_summary=f"no changes against {cs.base[:12]}: nothing to run",
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-            )
+            return self._nothing_to_run(cs, started)
         data = self._rule_input(cs, info, env_changed)
-        policy = data.policy
-        vote = _widest(self._votes(policy))
+        vote = _widest(self._votes(data.policy))
         selection = Selection()
         selection.overrides.extend(pre)
         run_rules(data, selection, builtin_rules())
         self._plugin_rules(data, selection)
         # the hard overrides apply whatever the policies voted
-        overrides = list(
-            dict.fromkeys([*pre, *(policy.hard or ()), *vote.overrides, *selection.overrides])
-        )
+        hard = data.policy.hard or ()
+        overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
         level = Level.RUN_ALL if pre or forces_run_all(overrides) else vote.level
-        if level is Level.MEDIUM:
-            for test in tests_of_files(data, changed_source_files(cs)):
-                selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
-        whole = False
-        if level is Level.RUN_ALL:
-            why = "; ".join(o.detail for o in overrides) or (
-                f"trust {vote.trust:.2f} < {self.settings.medium_threshold}"
-            )
-            everything, whole = self._every_test(cs, self._all_tests(), info)
-            selection.reasons = defaultdict(
-                list, {t: selection.reasons.get(t, []) for t in everything}
-            )
-            for test in everything:
-                selection.add(test, Reason("run-all", why))
-        else:
-            for path in new_test_files(cs):
-                selection.add(path, Reason("new-test-file", path))
+        whole = self._floor(data, selection, level, overrides, vote)
         tests = _runnable(cs, selection)
         total = self._test_count()
         decision = Decision(
@@ -342,7 +314,48 @@ class Engine:
             elapsed_ms=(time.perf_counter() - started) * 1000,
             whole_suite=whole,
         )
-        return self._adjust(decision, policy)
+        return self._adjust(decision, data.policy)
+
+    def _nothing_to_run(self, cs: ChangeSet, started: float) -> Decision:
+        return Decision(
+            level=Level.SUBSET,
+            trust=1.0,
+            components=TrustComponents(1.0, 1.0, 0.0),
+            tests=(),
+            reasons={},
+            total_tests=self._test_count(),
+            change_set=cs,
+            skipped_summary=f"no changes against {cs.base[:12]}: nothing to run",
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    def _floor(
+        self,
+        data: RuleInput,
+        selection: Selection,
+        level: Level,
+        overrides: Sequence[Override],
+        vote: Vote,
+    ) -> bool:
+        """What the level adds to the selection: the tests of the changed modules at medium,
+        every test at run-all, new test files otherwise. True when a run-all's list is only
+        what the graph knows (the consumer must run the whole suite)."""
+        cs = data.change
+        if level is Level.MEDIUM:
+            for test in tests_of_files(data, changed_source_files(cs)):
+                selection.add(test, Reason("module-tests", "medium trust: tests of the modules"))
+        if level is not Level.RUN_ALL:
+            for path in new_test_files(cs):
+                selection.add(path, Reason("new-test-file", path))
+            return False
+        why = "; ".join(o.detail for o in overrides) or (
+            f"trust {vote.trust:.2f} < {self.settings.medium_threshold}"
+        )
+        everything, whole = self._every_test(cs, self._all_tests(), data.info)
+        selection.reasons = defaultdict(list, {t: selection.reasons.get(t, []) for t in everything})
+        for test in everything:
+            selection.add(test, Reason("run-all", why))
+        return whole
 
     def _rule_input(self, cs: ChangeSet, info: IngestInfo, env_changed: str | None) -> RuleInput:
         """The evidence of every changed id, data file and listed folder, the facts of the
