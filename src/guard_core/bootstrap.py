@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pluggy
 
 from guard_core.config import Settings, load_settings
@@ -34,6 +35,27 @@ def repository_root(pm: pluggy.PluginManager, repo: str | Path) -> Path:
     return start
 
 
+WORKTREE_BASES = 8  # evidence bases kept when worktrees share one graph
+
+
+def shared_by_worktrees(pm: pluggy.PluginManager, settings: Settings) -> Settings:
+    """In a repository with linked worktrees: the main worktree's state folder (unless one is
+    configured) and several evidence bases (unless configured), so every worktree reads the
+    one evidence and a refresh in one does not replace another's base."""
+    try:
+        main = pm.hook.guard_main_worktree(root=settings.repo)
+    except Exception:  # a plug-in's failure: each worktree keeps its own state, as before
+        return settings
+    if main is None:
+        return settings
+    changes: dict[str, Any] = {}
+    if settings.state_dir is None and Path(main) != settings.repo:
+        changes["state_dir"] = Path(main) / ".guard"
+    if settings.evidence_bases is None:
+        changes["evidence_bases"] = WORKTREE_BASES
+    return attrs.evolve(settings, **changes)
+
+
 def assemble(
     repo: str | Path = ".",
     *,
@@ -49,7 +71,8 @@ def assemble(
     pm = make_plugin_manager(extra=tuple(plugins), autoload=False)
     given = {k: v for k, v in overrides.items() if v is not None}
     environ = os.environ if env is None else env
-    settings = load_settings(repository_root(pm, repo), environ, tolerant=tolerant, **given)
+    root = repository_root(pm, repo)
+    settings = shared_by_worktrees(pm, load_settings(root, environ, tolerant=tolerant, **given))
     if settings.plugin_autoload:
         pm.load_setuptools_entrypoints("guard")
         pm.check_pending()

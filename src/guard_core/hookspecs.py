@@ -36,6 +36,20 @@ def guard_repository_root(start: Path) -> Path | None:
 
 
 @hookspec(firstresult=True)
+def guard_main_worktree(root: Path) -> Path | None:
+    """The main worktree of the repository whose worktree is ``root``, when it has linked
+    worktrees; the first answer wins (the built-in git plug-in gives it).
+
+    Every worktree then shares the main worktree's state folder (one embedded server, one
+    evidence), and the graph keeps several evidence bases so that a refresh in one worktree
+    does not replace another's.
+
+    :return: the main worktree's root (``root`` itself from the main one), or None when the
+        repository has a single worktree.
+    """
+
+
+@hookspec(firstresult=True)
 def guard_commit_distances(repo: Path, bases: Sequence[EvidenceBase]) -> dict[str, Distance] | None:
     """How far each evidenced commit is from the HEAD of ``repo``, for the ones this clone
     has; the first answer wins (the built-in git plug-in gives it). A base left out is one

@@ -165,6 +165,11 @@ class EvidenceBases(Protocol):
         """Copy the repaired misses (``guard feedback``) of the other bases into ``into``."""
         ...
 
+    def fork_base(self, base: str, sha: str) -> GraphStore | None:
+        """A copy of the graph of ``base`` as the graph of ``sha``, for a refresh to update;
+        None when ``sha`` has evidence already or ``base`` is gone."""
+        ...
+
     def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
         """Let go of the bases past the retention setting, except those in ``protect`` and
         those a check read moments ago; the commits dropped."""

@@ -10,7 +10,7 @@ from guard_adapters.worker.client import state_dir_for
 from guard_adapters.workspace import load, open_guard
 from guard_core import Guard, hookimpl
 from guard_core.errors import RepositoryError
-from tests.conftest import make_repo
+from tests.conftest import git, make_repo
 
 
 @pytest.fixture
@@ -57,3 +57,25 @@ def test_a_plugin_can_answer_the_root(repo: Path) -> None:
     sub = repo / "pkg" / "sub"
     assert Guard.open(sub, env={}, plugins=[Monorepo()]).settings.repo == sub.resolve()
     assert Guard.open(repo / "pkg", env={}, plugins=[Monorepo()]).settings.repo == repo.resolve()
+
+
+def test_linked_worktrees_share_the_main_worktrees_state_and_keep_several_bases(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GUARD_STATE_DIR", raising=False)
+    alone = load(repo)
+    assert alone.guard_dir == repo.resolve() / ".guard" and alone.kept_bases == 1
+    linked = tmp_path / "task-1"
+    git(repo, "worktree", "add", "-q", str(linked), "-b", "task-1")
+    for folder in (linked, linked / "pkg" / "sub"):
+        settings = load(folder)
+        assert settings.repo == linked.resolve()  # diffs and runs in its own tree
+        assert settings.guard_dir == repo.resolve() / ".guard"  # one server, one evidence
+        assert settings.kept_bases > 1  # a refresh here keeps the main worktree's base
+        assert state_dir_for([], str(folder)) == str(repo.resolve() / ".guard")  # the worker
+    main = load(repo)
+    assert main.guard_dir == repo.resolve() / ".guard" and main.kept_bases > 1
+    (linked / "pyproject.toml").write_text('[tool.guard]\nstate_dir = "own"\nevidence_bases = 2\n')
+    configured = load(linked)
+    assert (configured.guard_dir, configured.kept_bases) == (linked.resolve() / "own", 2)
+    assert state_dir_for([], str(linked)) == str(linked.resolve() / "own")

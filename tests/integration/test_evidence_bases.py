@@ -178,3 +178,24 @@ def test_a_commit_whose_shards_are_not_all_in_is_passed_over_for_a_complete_one(
     _guard(tcp_url, graph, "ingest-coverage", str(repo), "--shard", "2/2")
     now = _check(tcp_url, graph, repo)
     assert now["evidence_base"]["sha"] == partial and now["tests"] == []
+
+
+def test_a_forked_base_is_no_base_until_its_refresh_says_so(tmp_path: Path, tcp_url: str) -> None:
+    graph, repo, first = _ingested(tmp_path / "fork", tcp_url)
+    tree = "f" * 40  # the snapshot commit a refresh would write
+    db = connect(tcp_url)
+    try:
+        store = BasedGraphStore(db, graph, keep=4, repo=repo,
+                                distances=lambda b: commit_distances(repo, b))  # fmt: skip
+        copy = store.fork_base(first, tree)
+        assert copy is not None
+        assert _graphs(tcp_url, graph) == {f"{graph}@{first}", f"{graph}@{tree}"}
+        assert copy.covering_tests(["pkg/calc.py::one"])  # the base's evidence came along
+        # it still says it holds the first commit's evidence: no check may read it as the tree's
+        assert [b.sha for b in store.evidence_bases()] == [first]
+        assert store.fork_base(first, tree) is None  # another worktree forked it first
+        assert store.fork_base("0" * 40, "e" * 40) is None  # no such base
+        copy.update_ingest_info(coverage_sha=tree, coverage_complete=True)
+        assert sorted(b.sha for b in store.evidence_bases()) == sorted([first, tree])
+    finally:
+        db.connection.close()

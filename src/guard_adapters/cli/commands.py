@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from guard_core.api import Guard
     from guard_core.model import Decision
 
+
 @guard.command("changes")
 @repo_option
 @click.option("--base", default=None, help="Diff against this revision instead of HEAD.")

@@ -5,7 +5,10 @@ Why the rest of the evidence stays true: a test the decision left out executed n
 changed code, so it runs the same code at the new tree; only the line numbers it recorded in
 the changed files move, and they are re-mapped through the diff (a line that did not survive
 makes that edge's lines unknown, which selects more, never less). The selected tests get new
-edges. Edges of unchanged files are carried over as they are.
+edges. Edges of unchanged files are carried over as they are. Where evidence is kept per
+commit (linked worktrees, or a shared server with ``refresh_evidence`` set), the refresh writes
+a copy of the base it read as the new tree's own base (``GRAPH.COPY``), so the bases other
+worktrees read stay as they were.
 
 Anything unusual leaves the evidence where it was, which only makes later diffs larger: a
 test failing that did not fail the same way at the base, a timed-out run, a tree edited while
@@ -101,12 +104,13 @@ class CoverageRefresher:
             return None
 
     def start(self, store: GraphStore, decision: Decision, observed: str) -> Session | None:
-        why = self._unrefreshable(store, decision)
-        if why:
+        base = _base_of(store, decision)
+        why = self._unrefreshable(base, decision) if base is not None else "no evidence base"
+        if why or base is None:
             log.info("refresh_skipped", reason=why)
             return None
-        info = store.ingest_info()
-        plan = plan_static(self.repo, store.file_hashes(), include_tests=True)
+        info = base.ingest_info()
+        plan = plan_static(self.repo, base.file_hashes(), include_tests=True)
         pool = ThreadPoolExecutor(max_workers=1)  # pytest runs in another process meanwhile
         indexed = pool.submit(index_planned, plan, None, 1)
         pool.shutdown(wait=False)
@@ -123,8 +127,6 @@ class CoverageRefresher:
         )
 
     def _unrefreshable(self, store: GraphStore, decision: Decision) -> str | None:
-        if isinstance(store, EvidenceBases):
-            return "evidence is kept per commit here: only guard ingest-coverage writes it"
         info = store.ingest_info()
         if not info.python or info.python != interpreter(self.settings):
             return "the evidence was collected with another interpreter"
@@ -152,7 +154,17 @@ class CoverageRefresher:
             if why:
                 return f"evidence not refreshed: {why}"
             try:
-                return self._write(store, session, result)
+                sha = snapshot_commit(self.repo, session.tree)
+                if not isinstance(store, EvidenceBases):
+                    return self._write(store, session, result, sha)
+                # evidence kept per commit: the refresh writes a copy of the base as the
+                # tree's own base, and every other base (another worktree's) stays as it was
+                target = store.fork_base(session.base or "", sha) if session.base else None
+                if target is None:
+                    return "evidence not refreshed: the tree has evidence, or its base is gone"
+                done = self._write(target, session, result, sha)
+                store.prune_bases(protect=[sha])
+                return done
             except Exception as exc:  # the graph stays marked incomplete
                 log.warning("refresh_failed", error=repr(exc), exc_info=True)
                 return f"evidence not refreshed ({exc}); the next decision runs every test"
@@ -170,7 +182,7 @@ class CoverageRefresher:
             return f"cannot snapshot the working tree: {exc}"
         return None
 
-    def _write(self, store: GraphStore, session: Session, result: RunResult) -> str:
+    def _write(self, store: GraphStore, session: Session, result: RunResult, sha: str) -> str:
         started = time.perf_counter()
         out = Path(session.out.name)
         evidence = read_evidence(self.repo, out, read_payload(out))
@@ -180,7 +192,6 @@ class CoverageRefresher:
         edges, _ = merge_runs([evidence])
         carried = [] if session.full else self._carry_lines(store, session, set(ran))
         known = json.dumps(session.failures_after(result, ran))
-        sha = snapshot_commit(self.repo, session.tree)
         read = time.perf_counter()
         indexed = session.indexed.result()
         waited = time.perf_counter()
@@ -245,6 +256,18 @@ class CoverageRefresher:
                 if moved != edge.lines:
                     carried.append(attrs.evolve(edge, lines=moved))
         return carried
+
+
+def _base_of(store: GraphStore, decision: Decision) -> GraphStore | None:
+    """The graph the decision read: the store itself, or with evidence kept per commit the
+    base it chose (None when that base is gone, or the decision read none)."""
+    if not isinstance(store, EvidenceBases):
+        return store
+    sha = decision.evidence.sha if decision.evidence is not None else None
+    if not sha:
+        return None
+    store.evidence_bases()
+    return store.at_base(sha)
 
 
 def _whole_suite(decision: Decision) -> bool:

@@ -121,11 +121,15 @@ class BasedGraphStore(FalkorGraphStore):
             )
             if marked and not retiring:
                 continue
-            sha = str(evidenced_sha or (sha if name != self.prefix else ""))
+            named = name != self.prefix
+            sha = sha if named else str(evidenced_sha or "")
             if not sha:  # the one graph of an older Guard, without evidence
                 continue
             base = EvidenceBase(sha, bool(complete), float(written or 0) / 1000)
-            entry = _Graph(name, base, bool(evidenced_sha) and version == SCHEMA_VERSION)
+            # a graph named for a commit holds that commit's evidence only once it says so
+            # (a base being forked for a refresh still holds its source's)
+            evidenced = bool(evidenced_sha) and (not named or evidenced_sha == sha)
+            entry = _Graph(name, base, evidenced and version == SCHEMA_VERSION)
             if sha not in found or found[sha].name == self.prefix:
                 found[sha] = entry
         return found
@@ -147,6 +151,20 @@ class BasedGraphStore(FalkorGraphStore):
         store._query("MATCH (m:Meta {key: $key}) SET m.retiring = null", {"key": META_KEY})
         self.choice = None  # what this store reads may be the base being written
         return store
+
+    def fork_base(self, base: str, sha: str) -> FalkorGraphStore | None:
+        graphs = self._listing(retiring=True)
+        source = graphs.get(base)
+        target = f"{self.prefix}{SEP}{sha}"
+        if source is None or sha in graphs or not self._lease(source):
+            return None
+        try:
+            with translate_errors("copying an evidence base"):
+                self.db.connection.execute_command("GRAPH.COPY", source.name, target)
+        except GuardError as exc:  # another process forked the same tree a moment ago
+            log.info("base_not_forked", base=base[:12], sha=sha[:12], error=exc.message)
+            return None
+        return self.writer_for(sha)
 
     def carry_repairs(self, into: GraphStore, sha: str) -> int:
         """Copy the ``miss_repair`` edges of the other bases (``guard feedback``) into the

@@ -99,6 +99,18 @@ def resolve_rev(repo: Path, rev: str) -> str:
     return sha
 
 
+def main_worktree(repo: Path) -> Path | None:
+    """The main worktree of a repository that has linked worktrees (``git worktree add``),
+    whichever of them ``repo`` is; None when it has only one. Evidence and the embedded
+    server live there, shared by every worktree. A bare repository's folder stands in for its
+    main worktree."""
+    out = str(git(repo, "worktree", "list", "--porcelain", check=False))
+    trees = [line[len("worktree ") :] for line in out.splitlines() if line.startswith("worktree ")]
+    if len(trees) < 2:
+        return None
+    return Path(trees[0])
+
+
 def repo_identity(repo: Path) -> str:
     """A name for the repository that is the same in every clone: its first root commit, or
     the absolute path when there are no commits yet."""

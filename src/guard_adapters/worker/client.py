@@ -86,7 +86,30 @@ def state_dir_for(argv: list[str], cwd: str) -> str | None:
         if parent == folder:
             return None
         folder = parent
-    return _configured_state_dir(folder) or os.path.join(folder, ".guard")
+    configured = _configured_state_dir(folder)
+    if configured:
+        return configured
+    return os.path.join(_main_worktree(folder) or folder, ".guard")
+
+
+def _main_worktree(folder: str) -> str | None:
+    """A linked worktree's main worktree (its ``.git`` is a file naming a folder under the
+    main one's ``.git/worktrees/``), as the bootstrap finds it; None for the main worktree,
+    or when the files do not say (the command then runs here)."""
+    dot_git = os.path.join(folder, ".git")
+    if not os.path.isfile(dot_git):
+        return None
+    try:
+        with open(dot_git, encoding="utf-8") as f:
+            line = f.readline().strip()
+        if not line.startswith("gitdir:"):
+            return None
+        gitdir = os.path.join(folder, line[len("gitdir:") :].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
+            common = os.path.realpath(os.path.join(gitdir, f.readline().strip()))
+    except OSError:
+        return None
+    return os.path.dirname(common) if os.path.basename(common) == ".git" else common
 
 
 def _configured_state_dir(root: str) -> str | None:
