@@ -185,3 +185,45 @@ def test_a_warm_worker_answers_the_next_run_with_the_same_selection(
                 break
             time.sleep(0.1)
     assert worker_pid(state) is None
+
+
+def test_the_ci_step_summary_says_what_ran_and_why(
+    project: dict, repo: Path, tmp_path: Path
+) -> None:
+    from guard_adapters.summary import markdown_summary
+
+    break_mul(repo)
+    with Guard.open(repo, env=project["env"]) as g:
+        decision = g.check()
+    assert decision.level.value == "subset" and decision.tests
+    cli = subprocess.run(
+        [sys.executable, "-m", "guard_adapters.cli", "check", "--format", "markdown"],
+        cwd=repo, env=project["env"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout == markdown_summary(decision)  # the real decision, rendered
+    title = f"### Guard: {len(decision.tests)} tests selected (subset"
+    assert title in cli.stdout
+    assert "| skipped |" in cli.stdout and "no evidence that they execute" in cli.stdout
+    assert f"| evidence | {decision.evidence.reason}" in cli.stdout
+
+    for args in ((), ("-n", "2")):  # under xdist the controller writes it from a worker's
+        summary = tmp_path / f"summary{len(args)}.md"
+        summary.write_text("earlier step\n")
+        out = pytest_in(project, "--guard", "-q", *args, GITHUB_STEP_SUMMARY=str(summary))
+        assert out.returncode == 1, out.stdout + out.stderr
+        text = summary.read_text()
+        assert text.startswith("earlier step\n")  # appended, never replaced
+        assert title in text
+        assert "**Result:** 3 failed" in text, text
+        assert "covers" in text and "`tests/" in text
+
+
+def test_the_step_summary_of_a_run_guard_could_not_decide(project: dict, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    env = {"GUARD_FALKORDB_URL": "redis://127.0.0.1:1", "GUARD_STORE_TIMEOUT": "1"}
+    out = pytest_in(project, "--guard", "-q", GITHUB_STEP_SUMMARY=str(summary), **env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    text = summary.read_text()
+    assert "### Guard: every test ran" in text and "cannot decide" in text
+    assert "**Result:**" in text and "passed" in text

@@ -153,12 +153,21 @@ def print_decision(decision: Decision, limit: int = 15, file: IO[str] | None = N
     help="Diff against this revision (default: the commit the evidence was collected at).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the guard.decision/1 object.")
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: a short summary for a CI step summary or a pull request.",
+)
 @with_ablations
 @handle_errors
 def check_cmd(
     repo: Path,
     base: str | None,
     as_json: bool,
+    output: str,
     no_confidence: bool,
     no_widening: bool,
     seed_policy: bool,
@@ -170,8 +179,12 @@ def check_cmd(
     ablation = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
     with open_guard(repo, read_only=True, **ablation) as g:
         decision = g.check(base)
-    if as_json:
+    if as_json or output == "json":
         emit_json(decision.to_json())
+    elif output == "markdown":
+        from guard_adapters.summary import markdown_summary
+
+        click.echo(markdown_summary(decision), nl=False)
     else:
         print_decision(decision)
 

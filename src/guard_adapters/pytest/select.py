@@ -21,6 +21,7 @@ _PREFIX = pytest.StashKey[str]()  # pytest's rootdir relative to the repository 
 _UNRUN = pytest.StashKey[list[str]]()  # selected ids this session did not collect
 _COLLECTED = pytest.StashKey[set[str]]()  # files this session collected without error
 _OTHERS = pytest.StashKey[set[str]]()  # ids -k, -m or another plug-in deselected
+_SUMMARY = pytest.StashKey[str]()  # a pytest-xdist worker's step summary of the decision
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -102,10 +103,13 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist's controller: what each worker found unrun (workers decide; the
     controller, which collects nothing, fails the session for them)."""
-    missing = getattr(node, "workeroutput", {}).get("guard_unrun")
+    output = getattr(node, "workeroutput", {})
+    config = node.config
+    missing = output.get("guard_unrun")
     if missing:
-        config = node.config
         config.stash[_UNRUN] = sorted({*config.stash.get(_UNRUN, []), *missing})
+    if output.get("guard_summary"):  # every worker decided alike: the first one speaks
+        config.stash.setdefault(_SUMMARY, output["guard_summary"])
 
 
 def _prefix(config: pytest.Config) -> str:
@@ -215,6 +219,7 @@ def pytest_collection_modifyitems(
             config.workeroutput["guard_unrun"] = missing
     if decision is None or decision.level.value == "run-all":
         config.stash[_NOTE] = note or _run_all_note(decision)
+        _hand_summary(config)
         return
     selected = set(decision.tests)
     keep = [item for item in items if _wanted(item.nodeid, selected, prefix)]
@@ -232,6 +237,19 @@ def pytest_collection_modifyitems(
         f"{len(keep)} selected, {len(drop)} deselected ({decision.level.value}, trust "
         f"{decision.trust:.2f}); {decision.skipped_summary}"
     )
+    _hand_summary(config)
+
+
+def _hand_summary(config: pytest.Config) -> None:
+    """A pytest-xdist worker's decision, rendered for the controller's step summary (the
+    controller collects nothing, so it decides nothing)."""
+    if hasattr(config, "workeroutput") and os.environ.get("GITHUB_STEP_SUMMARY"):
+        from guard_adapters.summary import markdown_summary
+
+        decision = config.stash.get(_DECISION, None)
+        config.workeroutput["guard_summary"] = markdown_summary(
+            decision, note=config.stash.get(_NOTE, "")
+        )
 
 
 @pytest.hookimpl(trylast=True)
@@ -265,7 +283,34 @@ def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
     return f"guard: {note}" if note and _enabled(config) else None
 
 
+def _step_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """In CI (``GITHUB_STEP_SUMMARY`` names a file): append the decision and the outcome."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path or hasattr(config, "workerinput"):  # the controller writes it, once
+        return
+    from guard_adapters.summary import markdown_summary, outcome_lines
+
+    stats = terminalreporter.stats
+    outcomes = {k: len(stats.get(k, ())) for k in ("passed", "failed", "error", "skipped")}
+    text = config.stash.get(_SUMMARY, None) or markdown_summary(
+        config.stash.get(_DECISION, None), note=config.stash.get(_NOTE, "")
+    )
+    text = "\n".join([text.rstrip("\n"), *outcome_lines(outcomes), ""])
+    missing = config.stash.get(_UNRUN, None)
+    if missing:
+        from guard_core.unrun import unrun_note
+
+        text += f"\n**Not run:** {unrun_note(missing)}\n"
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as exc:  # the summary is for people; the run's result stands
+        terminalreporter.write_line(f"guard: cannot write the step summary: {exc}")
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if _enabled(config):
+        _step_summary(terminalreporter, config)
     missing = config.stash.get(_UNRUN, None)
     if missing:
         from guard_core.unrun import unrun_note
