@@ -67,7 +67,11 @@ def test_xdist_workers_give_the_same_edges(
     pytest.importorskip("xdist")
     ingest_coverage(sample, store)
     (tmp_path / "counter").unlink()  # the flaky test passes again
-    query = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id"
+    # edge for edge: the lines each test ran and whether only shared set-up reached them
+    query = (
+        "MATCH (f)-[c:COVERED_BY]->(t) "
+        "RETURN coalesce(f.id, f.path), t.id, c.lines, coalesce(c.shared, false)"
+    )
     serial = sorted(store._read(query))
     parallel = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:8]}")
     parallel.ensure_schema()
@@ -202,7 +206,11 @@ def test_monitoring_collector_matches_line_coverage(
 ) -> None:  # fmt: skip
     """On Python >= 3.12 the sys.monitoring collector gives the same edges as coverage.py."""
     ingest_coverage(sample, store)
-    query = "MATCH (f)-[c:COVERED_BY]->(t) RETURN coalesce(f.id, f.path), t.id"
+    # edge for edge: the lines each test ran and whether only shared set-up reached them
+    query = (
+        "MATCH (f)-[c:COVERED_BY]->(t) "
+        "RETURN coalesce(f.id, f.path), t.id, c.lines, coalesce(c.shared, false)"
+    )
     by_coverage = sorted(store._read(query))
     other = FalkorGraphStore(connect(falkordb_url), f"test:{uuid.uuid4().hex[:8]}")
     other.ensure_schema()
