@@ -15,8 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _targets import drop_testmon, sdist_repo, target_venv
-
-from guard_adapters.pytest.environment import find_python
+from evals.targets import python_of
 
 
 def timed(cmd: list[str], cwd: Path, **extra: str) -> float:
@@ -65,7 +64,7 @@ def bench(spec: str, base: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    newer = find_python((3, 12))
+    newer = python_of(12) or python_of(13)
     for target in sys.argv[1:] or ["flask==3.1.2"]:
         bench(target)  # coverage.py line tracing with per-test contexts
         if newer:

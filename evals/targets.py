@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -137,13 +138,24 @@ def sdist_repo(spec: str, work: Path = WORK) -> Path:
     return target
 
 
+def python_of(minor: int) -> str | None:
+    """A Python 3.``minor`` on this machine (pyenv's versions, then PATH), or None."""
+    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/3.{minor}.*/bin/python3")))
+    candidates += [shutil.which(f"python3.{minor}") or "", f"/usr/bin/python3.{minor}"]
+    check = f"import sys; assert sys.version_info[:2] == (3, {minor})"
+    for candidate in filter(None, candidates):
+        try:
+            probe = subprocess.run([candidate, "-c", check], capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
 def base_python(minor: str) -> str:
-    """An interpreter of version ``minor`` (pyenv or PATH), else the running one."""
-    candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{minor}*/bin/python")))
-    for found in (*candidates, f"/usr/bin/python{minor}", f"/usr/local/bin/python{minor}"):
-        if Path(found).exists():
-            return found
-    return sys.executable
+    """An interpreter of version ``minor`` ("3.12"), else the running one."""
+    return python_of(int(minor.split(".")[1])) or sys.executable
 
 
 def target_venv(repo: Path, deps: tuple[str, ...], base: str) -> Path:

@@ -5,18 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 import redis
+from evals.targets import python_of
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 
 # CLI subprocesses must not leave warm workers behind; tests of the worker turn it back on
 os.environ["GUARD_WORKER"] = "0"
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.pytest.environment import find_python
 
 # Under pytest-xdist (the README's test command) these name this process a worker; the pytest
 # runs the tests start are not workers of anything (Guard's plug-ins read them)
@@ -82,16 +82,29 @@ def guard_env(falkordb_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return graph
 
 
-@pytest.fixture(scope="session")
-def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A Python >= 3.12 with pytest and coverage: the collector uses ``sys.monitoring``."""
-    base = find_python((3, 12))
+def venv_with_pytest(tmp_path_factory: pytest.TempPathFactory, minors: Sequence[int]) -> str:
+    """A virtualenv of the first Python 3.``minor`` found, with pytest and coverage (skips
+    the test when there is none, or nothing can be installed)."""
+    base = next(filter(None, map(python_of, minors)), None)
     if base is None:
-        pytest.skip("no Python >= 3.12 on this machine")
-    venv = tmp_path_factory.mktemp("py312") / "venv"
+        pytest.skip(f"no Python 3.{'/3.'.join(map(str, minors))} on this machine")
+    venv = tmp_path_factory.mktemp("py") / "venv"
     subprocess.run([base, "-m", "venv", str(venv)], check=True)
     pip = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "pytest<9",
                           "coverage"], capture_output=True, text=True)  # fmt: skip
     if pip.returncode != 0:
         pytest.skip(f"cannot install pytest for {base}: {pip.stderr[-200:]}")
     return str(venv / "bin/python")
+
+
+@pytest.fixture(scope="session")
+def monitoring_python(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Python >= 3.12 with pytest and coverage: the collector uses ``sys.monitoring``."""
+    return venv_with_pytest(tmp_path_factory, (12, 13, 14))
+
+
+@pytest.fixture(scope="session", params=[10, 13], ids=lambda minor: f"py3{minor}")
+def matrix_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The oldest and the newest Python Guard supports here besides this one (3.10: the
+    coverage.py tracer; 3.13: sys.monitoring), with pytest and coverage."""
+    return venv_with_pytest(tmp_path_factory, (request.param,))

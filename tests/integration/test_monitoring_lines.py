@@ -100,3 +100,15 @@ def test_monitoring_sees_the_lines_coverage_sees(
     # the resumed generator's second line belongs to the test that resumed it
     assert by_monitoring["tests/test_shapes.py::test_gen_second"]["pkg/shapes.py::gen"] == {10}
     assert by_monitoring == by_coverage
+
+
+def test_the_oldest_and_newest_python_see_the_same_lines(
+    tmp_path: Path, matrix_python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python 3.10 (coverage.py's tracer) and 3.13 (sys.monitoring) measure the same shapes
+    as this interpreter's coverage.py: the same lines, per test."""
+    repo = make_repo(tmp_path / "shapes", FILES)
+    monkeypatch.setenv("GUARD_COLLECTOR", "coverage")
+    here = _evidence(repo, sys.executable)
+    monkeypatch.setenv("GUARD_COLLECTOR", "auto")
+    assert _evidence(repo, matrix_python) == here

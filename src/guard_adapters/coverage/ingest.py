@@ -169,6 +169,15 @@ def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> M
     return cache[path]
 
 
+def _placed(regions: ModuleRegions, line: int) -> tuple[str, int]:
+    """The region that owns an executed line, and the line; a line of no statement the file
+    has (an empty module runs "line 1" on Python 3.10, "line 0" later) says only that the
+    module ran: an unknown line."""
+    if regions.has_code and 1 <= line <= len(regions.owners):
+        return regions.owner(line), line
+    return regions.owner(line), UNKNOWN_LINE
+
+
 def _executed() -> defaultdict[str, Executed]:
     return defaultdict(lambda: defaultdict(set))
 
@@ -210,7 +219,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             if regions is None:
                 continue
             for line, contexts in data.contexts_by_lineno(measured).items():
-                owner = regions.owner(line)
+                owner, line = _placed(regions, line)
                 for ctx in contexts:
                     by_context[ctx][owner].add(line)
     for ctx, files in payload.get("lines", {}).items():  # lines the collector kept itself
@@ -218,7 +227,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             regions = _regions(root, rel, cache)
             if regions is not None:
                 for line in lines:
-                    by_context[ctx][regions.owner(line)].add(line)
+                    owner, line = _placed(regions, line)
+                    by_context[ctx][owner].add(line)
     for path in payload.get("preloaded", ()):
         regions = _regions(root, path, cache)
         if regions is not None:
@@ -326,7 +336,8 @@ def _child_lines(
                 regions = _regions(root, rel, cache)
                 if regions is not None:
                     for line in lines:
-                        by_context[ctx][regions.owner(line)].add(line)
+                        owner, line = _placed(regions, line)
+                        by_context[ctx][owner].add(line)
     return unmeasured
 
 

@@ -115,21 +115,3 @@ def environment_probe(settings: Settings) -> Callable[[], str | None]:
 
 def interpreter(settings: Settings) -> str:
     return settings.python or sys.executable
-
-
-def find_python(minimum: tuple[int, int] = (3, 12)) -> str | None:
-    """An interpreter at least ``minimum`` on this machine (pyenv versions, then PATH)."""
-    import glob
-    import shutil
-
-    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.*/bin/python3")))
-    candidates += [shutil.which(f"python3.{minor}") or "" for minor in range(minimum[1], 16)]
-    check = f"import sys; assert sys.version_info >= {minimum!r}"
-    for candidate in filter(None, candidates):
-        try:
-            probe = subprocess.run([candidate, "-c", check], capture_output=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if probe.returncode == 0:
-            return candidate
-    return None

@@ -131,6 +131,7 @@ class ModuleRegions:
     path: str
     regions: dict[str, Region]
     owners: tuple[str, ...]  # owners[line - 1] is the id of the region that owns ``line``
+    has_code: bool = True  # False: no statement at all (an empty ``__init__.py``)
 
     def owner(self, line: int) -> str:
         if 1 <= line <= len(self.owners):
@@ -258,4 +259,9 @@ def extract_regions(path: str, source: str, tree: ast.Module | None = None) -> M
         module=facts,
     )
     collector.walk(tree.body, "", module_id, in_function=False)
-    return ModuleRegions(path=path, regions=collector.regions, owners=tuple(collector.owners))
+    return ModuleRegions(
+        path=path,
+        regions=collector.regions,
+        owners=tuple(collector.owners),
+        has_code=bool(tree.body),
+    )
