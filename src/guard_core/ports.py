@@ -165,14 +165,21 @@ class EvidenceBases(Protocol):
         """Copy the repaired misses (``guard feedback``) of the other bases into ``into``."""
         ...
 
-    def fork_base(self, base: str, sha: str) -> GraphStore | None:
-        """A copy of the graph of ``base`` as the graph of ``sha``, for a refresh to update;
-        None when ``sha`` has evidence already or ``base`` is gone."""
-        ...
 
     def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
         """Let go of the bases past the retention setting, except those in ``protect`` and
         those a check read moments ago; the commits dropped."""
+        ...
+
+
+@runtime_checkable
+class ForksBases(Protocol):
+    """Evidence kept per commit that a refresh can move forward: a copy of one base becomes
+    the next (``guard run`` in a worktree, without touching the base others read)."""
+
+    def fork_base(self, base: str, sha: str) -> GraphStore | None:
+        """A copy of the graph of ``base`` as the graph of ``sha``, for a refresh to update;
+        None when ``sha`` has evidence already or ``base`` is gone."""
         ...
 
 

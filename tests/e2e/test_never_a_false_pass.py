@@ -84,7 +84,7 @@ def test_a_breaking_edit_in_the_root_project_fails_guard_run(mono: tuple) -> Non
 
 def test_a_run_all_passes_only_after_running_both_projects(mono: tuple) -> None:
     repo, env = mono
-    replace(repo, "services/api/api/core.py", "return x * 2", "y = x\n    return y * 2")
+    replace(repo, "pyproject.toml", "[tool.pytest", "# changed\n[tool.pytest")  # run-all
     run = guard("run", "--repo", str(repo), "--no-refresh", env=env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "2 passed" in run.stdout and "1 passed" in run.stdout  # one pytest run each

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from posixpath import relpath
 from typing import Any
 
 import attrs
@@ -29,6 +30,7 @@ from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
 from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
+from guard_adapters.pytest.projects import nested_in, subprojects
 from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.regions import ModuleRegions, extract_regions
 from guard_core.errors import GuardError, IngestError
@@ -71,8 +73,12 @@ def run_collector(
     shard: tuple[int, int] | None,
     out: Path,
     progress: Progress | None = None,
+    project: str = "",
+    may_be_empty: bool = False,
 ) -> dict[str, Any]:
-    """Run pytest once under the collector plugin; return its ``tests.json`` payload."""
+    """Run pytest once under the collector plugin, from the folder of ``project`` (a
+    subfolder with its own pytest configuration; "" the root's); return its payload.
+    ``may_be_empty``: a run that collects no test is no failure (one project of several)."""
     env = {
         **os.environ,
         "GUARD_REPO": str(root),
@@ -96,7 +102,9 @@ def run_collector(
     log = out / "pytest.log"
     try:
         with open(log, "w+b") as sink:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=sink, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                cmd, cwd=root / project, env=env, stdout=sink, stderr=subprocess.STDOUT
+            )
             try:
                 while True:
                     if progress:
@@ -118,8 +126,9 @@ def run_collector(
             hint="pass --python with the interpreter that runs the tests",
         ) from exc
     results = sorted(out.glob("tests-*.json"))
-    # a shard may hold no test at all (more shards than test files): pytest's "no tests"
-    done = (0, 1, 5) if shard else (0, 1)
+    # a shard may hold no test at all (more shards than test files), and so may one project
+    # of several: pytest's "no tests"
+    done = (0, 1, 5) if shard or may_be_empty else (0, 1)
     if proc.returncode not in done or not results:
         output = log.read_text(encoding="utf-8", errors="replace")
         tail = "\n".join(output.strip().splitlines()[-15:])
@@ -310,6 +319,19 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     )
 
 
+def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
+    """The evidence of one run of each project: their tests are apart, so is each one's."""
+    return RunEvidence(
+        executed={t: lines for p in parts for t, lines in p.executed.items()},
+        outcomes={t: o for p in parts for t, o in p.outcomes.items()},
+        duration_ms=sum(p.duration_ms for p in parts),
+        shared_only={t: ids for p in parts for t, ids in p.shared_only.items()},
+        failures={t: f for p in parts for t, f in p.failures.items()},
+        spawners=frozenset().union(*(p.spawners for p in parts)),
+        doctests=frozenset().union(*(p.doctests for p in parts)),
+    )
+
+
 def _child_lines(
     root: Path,
     out: Path,
@@ -383,14 +405,25 @@ class CoverageCollector:
     progress: Progress | None = None
 
     def collect(self, *, run: int, runs: int, shard: tuple[int, int] | None) -> RunEvidence:
+        """One run of the suite: of every pytest project in the repository, each from its
+        own folder (the root's run leaves the subfolder projects out)."""
+        projects = subprojects(self.root)
+
         def tick(done: int, total: int) -> None:
             if self.progress and total:
                 self.progress(run * total + done, runs * total)
 
-        with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
-            out = Path(tmp)
-            payload = run_collector(self.root, self.python, self.pytest_args, shard, out, tick)
-            return read_evidence(self.root, out, payload)
+        parts = []
+        for project in ("", *projects):
+            nested = nested_in(project, projects)
+            args = [*self.pytest_args, *(f"--ignore={relpath(p, project or '.')}" for p in nested)]
+            with tempfile.TemporaryDirectory(prefix="guard-cov-") as tmp:
+                out = Path(tmp)
+                payload = run_collector(
+                    self.root, self.python, args, shard, out, tick, project, bool(projects)
+                )
+                parts.append(read_evidence(self.root, out, payload))
+        return parts[0] if len(parts) == 1 else merge_projects(parts)
 
 
 def ingest_coverage(

@@ -49,7 +49,7 @@ from guard_core.model import (
     failure_signature,
     test_function_id,
 )
-from guard_core.ports import EvidenceBases, GraphStore, RunResult
+from guard_core.ports import EvidenceBases, ForksBases, GraphStore, RunResult
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
@@ -159,7 +159,11 @@ class CoverageRefresher:
                     return self._write(store, session, result, sha)
                 # evidence kept per commit: the refresh writes a copy of the base as the
                 # tree's own base, and every other base (another worktree's) stays as it was
-                target = store.fork_base(session.base or "", sha) if session.base else None
+                target = (
+                    store.fork_base(session.base, sha)
+                    if isinstance(store, ForksBases) and session.base
+                    else None
+                )
                 if target is None:
                     return "evidence not refreshed: the tree has evidence, or its base is gone"
                 done = self._write(target, session, result, sha)

@@ -64,11 +64,6 @@ from guard_adapters.pytest.tracers import (
     use_monitoring,
 )
 
-
-def _fixture_label(fixturedef: Any) -> str:
-    return f"{FIXTURE}{fixturedef.baseid}::{fixturedef.argname}"
-
-
 _CHARGED_ONLY = (MEMO, SEGMENT, FILL)  # labels of parts of a context
 
 
@@ -105,6 +100,7 @@ class GuardCollector:
         os.environ.setdefault("GUARD_REPO", str(root))
         os.environ.setdefault("GUARD_COLLECT_OUT", str(out))
         self.config: Any = None  # pytest's, once registered
+        self._prefix: str | None = None  # pytest's rootdir, relative to the repository
         # one data file per process: pytest-xdist runs the plugin in every worker
         self.worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.tracer: MonitoringTracer | None = None
@@ -283,13 +279,13 @@ class GuardCollector:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_make_collect_report(self, collector: Any) -> Any:
-        previous = self._switch(COLLECT + collector.nodeid)
+        previous = self._switch(COLLECT + self._repo_id(collector.nodeid))
         yield
         self._switch(previous)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
-        label = _fixture_label(fixturedef)
+        label = self._fixture_label(fixturedef)
         previous = self._switch(label)
         yield
         self._owner_done(label)
@@ -307,7 +303,7 @@ class GuardCollector:
         keep: list[Any] = []
         drop: list[Any] = []
         for item in items:
-            file = item.nodeid.split("::", 1)[0]
+            file = self._repo_id(item.nodeid).split("::", 1)[0]
             bucket = sum(file.encode()) % count  # by file, so module fixtures stay together
             (keep if bucket == index - 1 else drop).append(item)
         items[:] = keep
@@ -316,13 +312,13 @@ class GuardCollector:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
-        nodeid = item.nodeid
+        nodeid = self._repo_id(item.nodeid)
         info = getattr(item, "_fixtureinfo", None)
         fixtures = set()
         if info is not None:
             for name in item.fixturenames:
                 for fixturedef in info.name2fixturedefs.get(name, ()):
-                    fixtures.add(_fixture_label(fixturedef))
+                    fixtures.add(self._fixture_label(fixturedef))
         path = Path(str(item.path)).resolve()
         try:
             file = path.relative_to(self.root).as_posix()
@@ -341,6 +337,23 @@ class GuardCollector:
         self._owner_done(nodeid)
         self._switch(previous)
 
+    def _repo_id(self, nodeid: str) -> str:
+        """A node id relative to the repository's root, not pytest's rootdir (a project in a
+        subfolder of a monorepo runs from its own folder)."""
+        if self._prefix is None:
+            rootdir = Path(str(self.config.rootpath)).resolve() if self.config else self.root
+            try:
+                relative = rootdir.relative_to(self.root).as_posix()
+            except ValueError:
+                relative = "."
+            self._prefix = "" if relative == "." else relative
+        if not self._prefix:
+            return nodeid
+        return f"{self._prefix}/{nodeid}" if nodeid else self._prefix
+
+    def _fixture_label(self, fixturedef: Any) -> str:
+        return f"{FIXTURE}{self._repo_id(fixturedef.baseid)}::{fixturedef.argname}"
+
     def _owner_done(self, label: str) -> None:
         if self.swapper is not None:
             self.swapper.tracker.owner_done(label)
@@ -349,7 +362,7 @@ class GuardCollector:
         if report.when == "teardown":  # one byte per finished test: the parent's progress bar
             with open(self.out / f"done-{self.worker}", "a") as done:
                 done.write(".")
-        test = self.tests.get(report.nodeid)
+        test = self.tests.get(self._repo_id(report.nodeid))
         if test is not None:
             fold_phase(test, report)
 
