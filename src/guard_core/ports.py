@@ -165,7 +165,6 @@ class EvidenceBases(Protocol):
         """Copy the repaired misses (``guard feedback``) of the other bases into ``into``."""
         ...
 
-
     def prune_bases(self, protect: Iterable[str] = ()) -> list[str]:
         """Let go of the bases past the retention setting, except those in ``protect`` and
         those a check read moments ago; the commits dropped."""
