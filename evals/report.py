@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import platform
 import statistics
 from collections import Counter
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from evals.metrics import Summary
 from evals.runner import TargetResult
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
@@ -156,8 +156,27 @@ def _size(row: dict[str, Any], strategy: str) -> str:
     return cell + (f" ✗{missed}" if missed else "")
 
 
-def markdown(result: TargetResult, title: str) -> str:
+def stamp(result: TargetResult, head_tree: str) -> str:
+    """The report's first line: the commit measured, whether it held still through the run,
+    and whether its src/ is HEAD's (``head_tree``: HEAD's src/ tree when written)."""
+    commit = result.guard_commit or "unknown"
+    still = (
+        "unchanged through the run"
+        if result.guard_commit_end == commit
+        else f"**changed during the run** (to `{result.guard_commit_end or 'unknown'}`)"
+    )
+    same = result.src_tree and result.src_tree == head_tree
+    return (
+        f"Guard `{commit}`, src/ tree `{result.src_tree or 'unknown'}`, {still}; "
+        + ("= HEAD's src/ when written." if same else "**≠ HEAD's src/ when written**.")
+        + " `python -m evals verify` checks this report against its JSON and today's HEAD."
+    )
+
+
+def markdown(result: TargetResult, title: str, head_tree: str) -> str:
     lines = [
+        stamp(result, head_tree),
+        "",
         f"# {title}",
         "",
         f"Measured: Guard commit `{result.guard_commit or 'unknown'}`; split `evals/split.json` "
@@ -167,11 +186,13 @@ def markdown(result: TargetResult, title: str) -> str:
         f"{result.tests} test functions; whole suite {result.suite_seconds:.1f} s; Guard ingest "
         f"(static + per-test evidence) {result.ingest_seconds:.1f} s. "
         f"{len(result.rows)} edits, {sum(r['failing'] > 0 for r in result.rows)} killable "
-        f"(make at least one test fail under run-all). Python {platform.python_version()} "
-        "drives the harness; the target runs in its own venv."
+        f"(make at least one test fail under run-all). Python {result.python or 'unknown'} "
+        "drives the harness; the target runs in its own venv. Truth by agreement: the whole "
+        "suite ran twice per edit (as the target runs, then serially in file order); a test "
+        "fails when it failed in both."
         + (
-            f" Left out, their whole suite did not finish: {', '.join(result.unstable)}."
-            if result.unstable
+            f" Left out, their whole suite did not finish: {', '.join(result.timed_out)}."
+            if result.timed_out
             else ""
         ),
         "",
@@ -215,7 +236,29 @@ def markdown(result: TargetResult, title: str) -> str:
         )
     kinds = Counter(r["kind"] for r in result.rows)
     lines += ["", "Edit kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())), ""]
-    return "\n".join(lines)
+    return "\n".join([*lines, *_unstable_markdown(result, names)])
+
+
+def _unstable_markdown(result: TargetResult, names: Sequence[str]) -> list[str]:
+    if not result.unstable:
+        return []
+    lines = [
+        "## Unstable edits",
+        "",
+        "Edits whose two whole-suite runs failed different tests: kept out of every figure "
+        "above, judged here against what failed in either run (`✗n`: n of those not selected).",
+        "",
+        "| edit | kind | split | failing, as run | failing, in order | " + " | ".join(names) + " |",
+        "| --- | --- | --- | ---: | ---: | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    for row in result.unstable:
+        first, second = row["runs"]
+        lines.append(
+            f"| {row['edit']} | {row['kind']} | {row['split']} | {len(first)} | {len(second)} | "
+            + " | ".join(_size(row, n) for n in names)
+            + " |"
+        )
+    return [*lines, ""]
 
 
 def plot(result: TargetResult, path: Path) -> None:
@@ -245,16 +288,46 @@ def plot(result: TargetResult, path: Path) -> None:
     plt.close(fig)
 
 
-def write(result: TargetResult, title: str, out: Path = REPORTS) -> Path:
+def write(result: TargetResult, title: str, out: Path = REPORTS, name: str | None = None) -> Path:
+    """``<name>.md``, ``.json`` and ``.png`` in ``out`` (``name``: the target's by default);
+    the markdown is a function of the JSON (``evals verify`` regenerates it)."""
+    from evals.runner import src_tree
+
+    name = name or result.target
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{result.target}.md").write_text(markdown(result, title), encoding="utf-8")
     raw = {
         **attrs.asdict(result),
+        "title": title,
+        "head_src_tree": src_tree("HEAD"),
         "classes": by_class(result.rows, peers(result)),
         "splits": by_split(result.rows, peers(result)),
     }
-    (out / f"{result.target}.json").write_text(
+    (out / f"{name}.json").write_text(
         json.dumps(raw, indent=1, default=sorted) + "\n", encoding="utf-8"
     )
-    plot(result, out / f"{result.target}.png")
-    return out / f"{result.target}.md"
+    (out / f"{name}.md").write_text(rendered(raw), encoding="utf-8")
+    plot(result, out / f"{name}.png")
+    return out / f"{name}.md"
+
+
+def from_json(raw: dict[str, Any]) -> TargetResult:
+    fields = {f.name for f in attrs.fields(TargetResult)}
+    data = {k: v for k, v in raw.items() if k in fields}
+    data["summaries"] = tuple(
+        Summary(
+            **{
+                **s,
+                "escaped_edits": tuple(s["escaped_edits"]),
+                "silent_edits": tuple(s["silent_edits"]),
+            }
+        )
+        for s in raw["summaries"]
+    )
+    for key in ("rows", "timed_out", "unstable"):
+        data[key] = tuple(raw.get(key, ()))
+    return TargetResult(**data)
+
+
+def rendered(raw: dict[str, Any]) -> str:
+    """The markdown report of a report's JSON."""
+    return markdown(from_json(raw), raw["title"], raw["head_src_tree"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import platform
 import subprocess
 import sys
 import time
@@ -35,7 +36,12 @@ class TargetResult:
     split_sha256: str = ""  # sha256 of the split file's bytes: which frozen edits
     edits_sha256: str = ""  # sha256 of the measured edits (id and diff, in order): which subset
     guard_commit: str = ""  # the Guard commit measured, "+dirty" when src/ or evals/ differ
-    unstable: tuple[str, ...] = ()  # edits whose whole suite did not finish: no truth
+    guard_commit_end: str = ""  # the same, read when the run ended: equal, or no result
+    python: str = ""  # the harness's interpreter (the target runs in its own venv)
+    src_tree: str = ""  # the tree of Guard's src/ at guard_commit
+    timed_out: tuple[str, ...] = ()  # edits whose whole suite did not finish: no truth
+    # edits whose two truth runs disagreed, reported apart: rows as above, with both runs
+    unstable: tuple[dict[str, Any], ...] = ()
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,17 +58,23 @@ def edits_digest(edits: Sequence[Edit]) -> str:
     return digest.hexdigest()
 
 
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                          check=False).stdout.strip()  # fmt: skip
+
+
 def guard_commit(root: Path = ROOT) -> str:
     """HEAD of Guard's repository, marked dirty when its code or harness has local changes
     (the truth cache and reports, which a run itself writes, don't count)."""
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              check=False).stdout.strip()  # fmt: skip
-
-    head = git("rev-parse", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--", "src", "evals", ":(exclude)evals/truth")
+    head = _git(root, "rev-parse", "HEAD") or "unknown"
+    dirty = _git(root, "status", "--porcelain", "--", "src", "evals", ":(exclude)evals/truth")
     return head + ("+dirty" if dirty else "")
+
+
+def src_tree(commit: str, root: Path = ROOT) -> str:
+    """The git tree of ``src/`` at ``commit`` ("" when unknown): two commits with the same
+    tree measure the same Guard."""
+    return _git(root, "rev-parse", f"{commit.removesuffix('+dirty')}:src")
 
 
 def stop_server(repo: Path) -> None:
@@ -119,7 +131,8 @@ def evaluate(
         g.check()  # warm: connection, plugin manager, imports
     outcomes: dict[str, list[Outcome]] = {}
     rows, run_all_wall = [], {}
-    unstable: list[str] = []
+    timed_out: list[str] = []
+    unstable: list[dict[str, Any]] = []
     try:
         for n, edit in enumerate(edits, 1):
             apply(prepared.repo, edit)
@@ -127,7 +140,7 @@ def evaluate(
                 try:
                     truth = ground_truth(prepared, baseline, cache, edit)
                 except SuiteTimeout as exc:  # no truth to judge against: reported apart
-                    unstable.append(edit.id)
+                    timed_out.append(edit.id)
                     log(f"[{target_name}] {n}/{len(edits)} {edit.id}: left out ({exc})")
                     continue
                 # the denominator is this run's own whole-suite time, not the cached truth
@@ -147,27 +160,14 @@ def evaluate(
             finally:
                 revert(prepared.repo)
             overhead = max(baseline.wall - sum(baseline.seconds.values()), 0.0)
-            for name, pick in picks.items():
-                outcomes.setdefault(name, []).append(
-                    _outcome(edit, pick, truth, baseline, overhead)
-                )
-            rows.append(
-                {
-                    "edit": edit.id,
-                    "kind": edit.kind,
-                    "split": edit.split,
-                    "failing": len(truth.failing),
-                    "sizes": {
-                        k: None if p.tests is None else len(p.tests) for k, p in picks.items()
-                    },
-                    "savings": {
-                        k: round(time_saved(p.tests, baseline.seconds), 4) for k, p in picks.items()
-                    },
-                    "missed": {
-                        k: sorted(o[-1].escaped()) for k, o in outcomes.items() if o[-1].escaped()
-                    },
-                }
-            )
+            judged = {k: _outcome(edit, p, truth, baseline, overhead) for k, p in picks.items()}
+            row = _row(edit, picks, judged, baseline)
+            if truth.stable:
+                for name, outcome in judged.items():
+                    outcomes.setdefault(name, []).append(outcome)
+                rows.append(row)
+            else:  # judged against either run's failures, kept out of the figures
+                unstable.append({**row, "runs": [sorted(run) for run in truth.runs]})
             log(
                 f"[{target_name}] {n}/{len(edits)} {edit.id}: {len(truth.failing)} failing"
                 f"{' (cached)' if truth.cached else ''}; guard "
@@ -190,8 +190,29 @@ def evaluate(
         split_sha256=split_digest(split),
         edits_sha256=edits_digest(edits),
         guard_commit=commit,
+        guard_commit_end=guard_commit(),
+        python=platform.python_version(),
+        src_tree=src_tree(commit),
+        timed_out=tuple(timed_out),
         unstable=tuple(unstable),
     )
+
+
+def _row(
+    edit: Edit,
+    picks: dict[str, strategies.Selection],
+    judged: dict[str, Outcome],
+    baseline: SuiteRun,
+) -> dict[str, Any]:
+    return {
+        "edit": edit.id,
+        "kind": edit.kind,
+        "split": edit.split,
+        "failing": len(next(iter(judged.values())).failing),
+        "sizes": {k: None if p.tests is None else len(p.tests) for k, p in picks.items()},
+        "savings": {k: round(time_saved(p.tests, baseline.seconds), 4) for k, p in picks.items()},
+        "missed": {k: sorted(o.escaped()) for k, o in judged.items() if o.escaped()},
+    }
 
 
 def _measured(
@@ -218,4 +239,6 @@ def _outcome(
     elif wall is None:  # estimated: pytest's start-up plus the selected tests' baseline time
         ran = sum(seconds.get(t, 0.0) for t in pick.tests)
         wall = (pick.latency or 0.0) + (overhead + ran if ran else 0.0)
-    return Outcome(edit.id, pick.tests, truth.failing, pick.latency, wall, measured)
+    # an unstable edit is judged against what failed in either run
+    failing = truth.failing if truth.stable else truth.runs[0] | truth.runs[1]
+    return Outcome(edit.id, pick.tests, failing, pick.latency, wall, measured)

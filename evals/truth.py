@@ -1,8 +1,11 @@
 """Ground truth: the tests an edit makes fail when the whole suite runs, cached per edit.
 
-The cache (``evals/truth/<target>.json``) is keyed by the edit's diff and the interpreter
-version, so a rerun on the same machine replays the frozen answers instead of paying a full
-suite per edit; ``--fresh-truth`` recomputes them.
+Truth is by agreement: the whole suite runs twice per edit, once as the target is run (its own
+pytest arguments, xdist included) and once in one process in file order; a test is failing when
+it fails in both. An edit whose two runs disagree is *unstable*: reported apart, never silently
+dropped nor kept. The cache (``evals/truth/<target>.json``) keeps both runs, keyed by the edit's
+diff and the interpreter version, so a rerun on the same machine replays the frozen answers
+instead of paying two suites per edit; ``--fresh-truth`` recomputes them.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import hashlib
 import json
 import platform
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +29,18 @@ TRUTH = Path(__file__).resolve().parent / "truth"
 
 @attrs.frozen
 class Truth:
-    failing: frozenset[str]
-    wall: float  # the whole suite with the edit applied, seconds
+    runs: tuple[frozenset[str], frozenset[str]]  # failing tests: as run, then serial in order
+    wall: float  # the whole suite with the edit applied as the target runs it, seconds
     cached: bool
+
+    @property
+    def failing(self) -> frozenset[str]:
+        """The tests that failed in both runs."""
+        return self.runs[0] & self.runs[1]
+
+    @property
+    def stable(self) -> bool:
+        return self.runs[0] == self.runs[1]
 
 
 def interpreter_version(python: Path) -> str:
@@ -53,15 +66,21 @@ class TruthCache:
         return hashlib.sha256(edit.diff.encode()).hexdigest()[:16]
 
     def get(self, edit: Edit) -> Truth | None:
+        """The cached truth of ``edit``; an entry from before truth by agreement (one run) is
+        no truth: it is recomputed."""
         entry = self.entries.get(edit.id)
         if self.fresh or entry is None or entry["diff"] != self.digest(edit):
             return None
-        return Truth(frozenset(entry["failing"]), entry["wall"], cached=True)
+        if "runs" not in entry:
+            return None
+        first, second = (frozenset(run) for run in entry["runs"])
+        return Truth((first, second), entry["wall"], cached=True)
 
     def put(self, edit: Edit, truth: Truth) -> None:
         self.entries[edit.id] = {
             "diff": self.digest(edit),
             "failing": sorted(truth.failing),
+            "runs": [sorted(run) for run in truth.runs],
             "wall": round(truth.wall, 2),
         }
         self.all[self.key] = self.entries
@@ -69,8 +88,24 @@ class TruthCache:
         self.path.write_text(json.dumps(self.all, indent=1, sort_keys=True) + "\n")
 
 
+def serial(args: Sequence[str]) -> tuple[str, ...]:
+    """The target's pytest arguments for one process in file order: no xdist workers, no
+    random order."""
+    out: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-n", "--numprocesses", "--dist"):
+            skip = True
+        elif not arg.startswith(("-n", "--numprocesses=", "--dist=")):
+            out.append(arg)
+    return (*out, "-p", "no:randomly", "-p", "no:xdist")
+
+
 def ground_truth(prepared: Prepared, baseline: SuiteRun, cache: TruthCache, edit: Edit) -> Truth:
-    """Run the whole suite on the edited tree; failures the clean tree also has don't count."""
+    """Run the whole suite twice on the edited tree; failures the clean tree also has don't
+    count."""
     found = cache.get(edit)
     if found is not None:
         return found
@@ -79,7 +114,9 @@ def ground_truth(prepared: Prepared, baseline: SuiteRun, cache: TruthCache, edit
     limit = max(120.0, 20 * baseline.wall)
     args = prepared.target.pytest_args
     run = run_pytest(prepared.python, prepared.repo, None, args, timeout=limit)
-    failing = run.failures(universe) - baseline.failures(universe)
-    truth = Truth(failing, run.wall, cached=False)
+    in_order = run_pytest(prepared.python, prepared.repo, None, serial(args), timeout=2 * limit)
+    clean = baseline.failures(universe)
+    runs = (run.failures(universe) - clean, in_order.failures(universe) - clean)
+    truth = Truth(runs, run.wall, cached=False)
     cache.put(edit, truth)
     return truth

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from evals.edits import SPLIT, load_split
+from evals.integrity import verify
 from evals.runner import evaluate
 
 from evals import report
@@ -53,3 +54,7 @@ def test_harness_measures_every_strategy(tmp_path: Path, guard_env: str) -> None
     assert classes["all"]["edits"] == len(EDITS)
     assert set(classes["all"]["strategies"]) >= {"guard", "coverage"}
     assert (tmp_path / "reports" / "itsdangerous.png").read_bytes()[:4] == b"\x89PNG"
+    # the report is a function of its JSON, and its figures are its rows' (a working tree with
+    # local changes is the one problem a developer's run may have)
+    problems = verify(tmp_path / "reports" / "itsdangerous.json").problems
+    assert [p for p in problems if "dirty" not in p] == []

@@ -1,0 +1,120 @@
+"""Can a report be trusted: measured at one clean commit, its markdown a function of its JSON,
+its edits those of the split that commit held, its figures those of its rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from evals.edits import Edit
+from evals.runner import ROOT, edits_digest, src_tree
+
+
+class DirtyTree(Exception):
+    """Guard's code or harness has uncommitted changes: no run of it is a result."""
+
+
+def clean_head(root: Path = ROOT) -> str:
+    """HEAD, when ``src/`` and ``evals/`` (the truth cache aside) are as committed."""
+    dirty = _git(root, "status", "--porcelain", "--", "src", "evals", ":(exclude)evals/truth")
+    if dirty:
+        raise DirtyTree("uncommitted changes in src/ or evals/:\n" + dirty)
+    return _git(root, "rev-parse", "HEAD")
+
+
+@attrs.frozen
+class Verdict:
+    report: str
+    problems: tuple[str, ...]  # any one makes the report untrustworthy
+    at_head: bool  # its src/ is HEAD's: it measures the Guard of today
+
+
+def verify(path: Path, root: Path = ROOT) -> Verdict:
+    """Re-check ``reports/<name>.json`` and its markdown beside it."""
+    from evals import report
+
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    problems: list[str] = []
+    commit = raw.get("guard_commit", "")
+    if not commit or commit.endswith("+dirty"):
+        problems.append(f"measured on a dirty or unknown tree ({commit or 'no commit'})")
+    end = raw.get("guard_commit_end", "")
+    if not end:
+        problems.append("the commit at the run's end was not recorded")
+    elif end != commit:
+        problems.append(f"the tree changed during the run ({commit} -> {end})")
+    sha = commit.removesuffix("+dirty")
+    if _git(root, "cat-file", "-t", sha) != "commit":
+        return Verdict(path.stem, (*problems, f"{sha} is not in this history"), False)
+    if raw.get("src_tree") != src_tree(sha, root):
+        problems.append("its src/ tree is not that of its commit")
+    split = _show(root, sha, "evals/split.json")
+    if hashlib.sha256(split).hexdigest() != raw.get("split_sha256"):
+        problems.append("split_sha256 is not the split its commit held")
+    problems += _edit_problems(raw, json.loads(split or b"{}"))
+    problems += _figure_problems(raw)
+    if "title" not in raw or "head_src_tree" not in raw:
+        problems.append("no title: the markdown cannot be regenerated from the JSON")
+    elif path.with_suffix(".md").read_text(encoding="utf-8") != report.rendered(raw):
+        problems.append(f"{path.with_suffix('.md').name} is not what its JSON renders")
+    return Verdict(path.stem, tuple(problems), raw.get("src_tree") == src_tree("HEAD", root))
+
+
+def _edit_problems(raw: dict[str, Any], split: dict[str, Any]) -> list[str]:
+    """Every frozen edit measured is in the split of the report's commit; with no fresh edits
+    among them, ``edits_sha256`` is recomputed from that split."""
+    frozen = {e["id"]: e for e in split.get("edits", ())}
+    measured = [r["edit"] for r in (*raw["rows"], *raw.get("unstable", ()))]
+    measured += list(raw.get("timed_out", ()))
+    fresh = [e for e in measured if "-fresh" in e]
+    unknown = [e for e in measured if e not in frozen and e not in fresh]
+    if unknown:
+        return [f"edits not in the split: {', '.join(unknown[:5])}"]
+    if fresh:
+        return []
+    chosen = set(measured)
+    ordered = [
+        Edit(**{**e, "files": tuple(e["files"])}) for e in split["edits"] if e["id"] in chosen
+    ]
+    if edits_digest(ordered) != raw.get("edits_sha256"):
+        return ["edits_sha256 is not that of its edits in the split"]
+    return []
+
+
+def _figure_problems(raw: dict[str, Any]) -> list[str]:
+    """Each strategy's headline figures are those of its rows."""
+    rows = raw["rows"]
+    problems = []
+    for summary in raw["summaries"]:
+        name = summary["strategy"]
+        savings = [r["savings"][name] for r in rows if name in r["savings"]]
+        if len(savings) != summary["edits"]:
+            problems.append(f"{name}: {summary['edits']} edits, {len(savings)} rows")
+            continue
+        mean = sum(savings) / len(savings) if savings else 0.0
+        if abs(mean - summary["test_time_savings"]) > 1e-3:
+            problems.append(f"{name}: savings {summary['test_time_savings']:.4f}, rows {mean:.4f}")
+        escaped = sorted(r["edit"] for r in rows if r["failing"] and r["missed"].get(name))
+        if escaped != sorted(summary["escaped_edits"]):
+            problems.append(f"{name}: escaped edits differ from the rows'")
+    return problems
+
+
+def verify_all(paths: Iterable[Path], root: Path = ROOT) -> list[Verdict]:
+    return [verify(p, root) for p in sorted(paths)]
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                          check=False).stdout.strip()  # fmt: skip
+
+
+def _show(root: Path, commit: str, path: str) -> bytes:
+    return subprocess.run(["git", "-C", str(root), "show", f"{commit}:{path}"],
+                          capture_output=True, check=False).stdout  # fmt: skip
