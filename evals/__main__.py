@@ -11,6 +11,7 @@ import click
 
 from evals.edits import SPLIT, load_split, save_split
 from evals.fresh import fresh_edits
+from evals.runner import TargetResult
 from evals.targets import TARGETS, prepare
 
 SEED = 20261129
@@ -83,7 +84,7 @@ class Planned:
     """One report of ``evals all``."""
 
     report: str
-    target: str
+    target: str  # a target of targets.py, or with split "real-bug" a project of bugs.py
     split: str = "all"
     fresh: int = 0
     seed: int | None = None
@@ -100,6 +101,9 @@ PLANNED = (
     Planned("more-itertools", "more-itertools"),
     Planned("astroid", "astroid"),
     Planned("astroid-fresh101", "astroid", "none", 40, 101),
+    Planned("sqlparse-bugs", "sqlparse", "real-bug"),
+    Planned("click-bugs", "click", "real-bug"),
+    Planned("jinja-bugs", "jinja", "real-bug"),
 )
 
 
@@ -112,7 +116,6 @@ def all_reports(only: tuple[str, ...], out: Path | None) -> None:
     a report when the commit changed while it ran."""
     from evals import report
     from evals.integrity import DirtyTree, clean_head
-    from evals.runner import evaluate
 
     try:
         start = clean_head()
@@ -120,16 +123,14 @@ def all_reports(only: tuple[str, ...], out: Path | None) -> None:
         raise click.ClickException(
             f"{exc}\ncommit first: a dirty tree's figures are no result"
         ) from None
-    edits = load_split()
     for plan in PLANNED:
         if only and plan.report not in only:
             continue
-        chosen = [e for e in edits if e.target == plan.target and plan.split in ("all", e.split)]
-        if plan.fresh:
-            assert plan.seed is not None
-            chosen += fresh_edits(prepare(TARGETS[plan.target]), plan.fresh, plan.seed)
         started = time.perf_counter()
-        result = evaluate(plan.target, chosen)
+        measured = _measure_planned(plan)
+        if measured is None:
+            continue
+        result, what = measured
         try:
             end = clean_head()
         except DirtyTree as exc:
@@ -139,12 +140,64 @@ def all_reports(only: tuple[str, ...], out: Path | None) -> None:
         if end != start:
             raise click.ClickException(f"{plan.report}: not written, HEAD moved to {end}")
         command = "python -m evals all" + ("" if not only else f" --report {plan.report}")
-        drawn = f", {plan.fresh} fresh from seed {plan.seed}" if plan.fresh else ""
-        title = (
-            f"{TARGETS[plan.target].spec}: {len(chosen)} edits ({plan.split}{drawn}; `{command}`)"
-        )
-        path = report.write(result, title, out or report.REPORTS, plan.report)
+        path = report.write(result, f"{what} (`{command}`)", out or report.REPORTS, plan.report)
         click.echo(f"[{plan.report}] done in {time.perf_counter() - started:.0f} s -> {path}")
+
+
+def _measure_planned(plan: Planned) -> tuple[TargetResult, str] | None:
+    """The result of one planned report and what it measured (None: nothing to measure)."""
+    from evals.bugs import PROJECTS, evaluate_bugs, load_bugs
+    from evals.runner import evaluate
+
+    if plan.split == "real-bug":
+        bugs = [b for b in load_bugs() if b.project == plan.target]
+        if not bugs:
+            return None
+        return evaluate_bugs(PROJECTS[plan.target], bugs), f"{plan.target}: {len(bugs)} real bugs"
+    chosen = [e for e in load_split() if e.target == plan.target and plan.split in ("all", e.split)]
+    if plan.fresh:
+        assert plan.seed is not None
+        chosen += fresh_edits(prepare(TARGETS[plan.target]), plan.fresh, plan.seed)
+    drawn = f", {plan.fresh} fresh from seed {plan.seed}" if plan.fresh else ""
+    what = f"{TARGETS[plan.target].spec}: {len(chosen)} edits ({plan.split}{drawn})"
+    return evaluate(plan.target, chosen), what
+
+
+@cli.group()
+def bugs() -> None:
+    """Real bugs: fixes from a project's history, re-introduced (evals/bugs.py)."""
+
+
+@bugs.command(name="find")
+@click.option("--project", "projects", multiple=True, default=("sqlparse", "click", "jinja"))
+@click.option("--count", type=int, default=8, help="new verified bugs per project")
+def find_bugs(projects: tuple[str, ...], count: int) -> None:
+    """Verify new bugs (their revert fails tests in two runs) and add them to bugs.json."""
+    from evals.bugs import PROJECTS, find, load_bugs, save_bugs
+
+    known = load_bugs()
+    for name in projects:
+        click.echo(f"[{name}]")
+        known += find(PROJECTS[name], count, known, click.echo)
+        save_bugs(known)
+    click.echo(f"{len(known)} bugs in evals/bugs.json")
+
+
+@bugs.command(name="run")
+@click.option("--project", "projects", multiple=True, default=("sqlparse", "click", "jinja"))
+@click.option("--fresh-truth", is_flag=True, help="recompute the ground truth")
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="reports folder")
+def run_bugs(projects: tuple[str, ...], fresh_truth: bool, out: Path | None) -> None:
+    """Every strategy on each verified bug: reports/<project>-bugs.md."""
+    from evals import report
+    from evals.bugs import PROJECTS, evaluate_bugs, load_bugs
+
+    for name in projects:
+        chosen = [b for b in load_bugs() if b.project == name]
+        result = evaluate_bugs(PROJECTS[name], chosen, fresh_truth=fresh_truth)
+        title = f"{name}: {len(chosen)} real bugs (`python -m evals bugs run --project {name}`)"
+        path = report.write(result, title, out or report.REPORTS, f"{name}-bugs")
+        click.echo(path.read_text().split("## Per edit")[0])
 
 
 @cli.command()

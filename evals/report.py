@@ -42,7 +42,7 @@ def by_class(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[
     return by_group(rows, strategies, "kind")
 
 
-SPLITS = ("dev", "held-out", "fresh")
+SPLITS = ("dev", "held-out", "fresh", "real-bug")
 
 
 def by_split(rows: Sequence[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:

@@ -111,6 +111,27 @@ def evaluate(
 
     commit = guard_commit()  # before the run writes its truth cache
     prepared = prepare(TARGETS[target_name], work)
+    return measure(
+        prepared, edits, commit, fresh_truth=fresh_truth, testmon=testmon, log=log, work=work,
+        truth_dir=truth_dir, split=split,
+    )  # fmt: skip
+
+
+def measure(
+    prepared: Prepared,
+    edits: Sequence[Edit],
+    commit: str,
+    *,
+    fresh_truth: bool = False,
+    testmon: bool = True,
+    log: Log = print,
+    work: Path = WORK,
+    truth_dir: Path = TRUTH,
+    split: Path = SPLIT,
+) -> TargetResult:
+    """Every strategy on ``edits`` of a prepared repository (``commit``: Guard's, read before
+    anything was written)."""
+    target_name = prepared.target.name
     log(f"[{target_name}] baseline suite")
     baseline = run_pytest(prepared.python, prepared.repo, None, prepared.target.pytest_args)
     universe = strategies.Universe(baseline.seconds)
