@@ -118,7 +118,7 @@ def all_reports(only: tuple[str, ...], out: Path | None) -> None:
     from evals.integrity import DirtyTree, clean_head
 
     try:
-        start = clean_head()
+        start = clean_head()  # the truth cache too: a run replays it
     except DirtyTree as exc:
         raise click.ClickException(
             f"{exc}\ncommit first: a dirty tree's figures are no result"
@@ -132,7 +132,7 @@ def all_reports(only: tuple[str, ...], out: Path | None) -> None:
             continue
         result, what = measured
         try:
-            end = clean_head()
+            end = clean_head(truth=False)  # the run adds truth
         except DirtyTree as exc:
             raise click.ClickException(
                 f"{plan.report}: not written, the tree changed: {exc}"
@@ -202,15 +202,27 @@ def run_bugs(projects: tuple[str, ...], fresh_truth: bool, out: Path | None) -> 
 
 @cli.command()
 @click.option("--at-head", is_flag=True, help="also fail a report whose src/ is not HEAD's")
+@click.option("--render", is_flag=True,
+              help="first rewrite the markdown from the JSON")  # fmt: skip
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-def verify(at_head: bool, paths: tuple[Path, ...]) -> None:
+def verify(at_head: bool, render: bool, paths: tuple[Path, ...]) -> None:
     """Re-check reports (default: every reports/*.json) against their JSON, the split of their
     commit and their rows; exit 1 on any problem."""
+    import json
+
     from evals import report
     from evals.integrity import verify_all
 
-    verdicts = verify_all(paths or tuple(report.REPORTS.glob("*.json")))
+    chosen = paths or tuple(report.REPORTS.glob("*.json"))
+    if render:
+        for path in chosen:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            path.with_suffix(".md").write_text(report.rendered(raw), encoding="utf-8")
+    verdicts = verify_all(chosen)
     click.echo(f"{len(verdicts)} reports")
+    missing = [p.report for p in PLANNED if not (report.REPORTS / f"{p.report}.json").exists()]
+    if not paths and missing:
+        click.echo(f"planned but not in reports/ (not measured yet): {', '.join(missing)}")
     failed = False
     for v in verdicts:
         stale = at_head and not v.at_head

@@ -28,7 +28,7 @@ from evals.metrics import Summary
 from evals.pytest_run import SuiteTimeout, run_pytest
 from evals.runner import TargetResult
 from evals.targets import WORK, Prepared, Target, base_python, git, target_venv
-from evals.truth import serial
+from evals.truth import TRUTH, serial
 
 BUGS = Path(__file__).resolve().parent / "bugs.json"
 MIRRORS = Path(os.environ.get("GUARD_EVALS_MIRRORS", "/work/.mirror"))
@@ -130,6 +130,8 @@ def checkout(project: Project, sha: str, work: Path = WORK) -> Prepared:
     if not (repo / ".git").is_dir():
         repo.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "clone", "-q", str(project.mirror), str(repo)], check=True)
+    if git(repo, "cat-file", "-t", sha, check=False).strip() != "commit":  # the mirror moved on
+        git(repo, "fetch", "-q", str(project.mirror))
     git(repo, "checkout", "-q", "-f", sha)
     git(repo, "clean", "-qfdx")  # Guard's and testmon's state of the last bug too
     (repo / ".git" / "info" / "exclude").write_text(
@@ -163,14 +165,15 @@ def verify_bug(project: Project, sha: str, subject: str, files: tuple[str, ...],
     bug = Bug(f"{project.name}-bug-{sha[:10]}", project.name, sha, subject, files, ())
     apply(prepared.repo, bug.edit(prepared.repo))
     try:
-        runs = [
-            run_pytest(prepared.python, prepared.repo, None, a, timeout=300).failures(universe)
-            for a in (args, serial(args))
-        ]
+        suites = [run_pytest(prepared.python, prepared.repo, None, a, timeout=300)
+                  for a in (args, serial(args))]  # fmt: skip
     except SuiteTimeout:
         return None
     finally:
         revert(prepared.repo)
+    if any(run.broken or (run.exit_code not in (0, 1) and not run.seconds) for run in suites):
+        return None  # test modules no longer import: an API change reverted, not a bug
+    runs = [run.failures(universe) for run in suites]
     failing = (runs[0] & runs[1]) - clean.failures(universe)
     if not failing or runs[0] != runs[1]:
         return None
@@ -205,6 +208,7 @@ def evaluate_bugs(
     fresh_truth: bool = False,
     log: Callable[[str], None] = print,
     work: Path = WORK,
+    truth_dir: Path = TRUTH,
 ) -> TargetResult:
     """Every strategy on each bug, each measured on its own fix's tree."""
     from evals.runner import edits_digest, guard_commit, measure
@@ -215,8 +219,12 @@ def evaluate_bugs(
         prepared = checkout(project, bug.fix, work)
         edit = bug.edit(prepared.repo)
         edits.append(edit)
-        results.append(measure(prepared, [edit], commit, fresh_truth=fresh_truth, log=log,
-                               work=work))  # fmt: skip
+        result = measure(prepared, [edit], commit, fresh_truth=fresh_truth, log=log, work=work,
+                         truth_dir=truth_dir)  # fmt: skip
+        for row in result.rows:  # the truth is recomputed, never assumed
+            if row["failing"] != len(bug.failing):
+                log(f"[{bug.id}] {row['failing']} failing now, {len(bug.failing)} when verified")
+        results.append(result)
     return attrs.evolve(combine(f"{project.name}-bugs", results), edits_sha256=edits_digest(edits))
 
 
@@ -224,11 +232,12 @@ def combine(name: str, results: Sequence[TargetResult]) -> TargetResult:
     """One report of many one-bug measurements (each its own tree, suite and evidence): rows
     side by side, each strategy's figures over the bugs."""
     summaries = []
-    strategies = [s.strategy for s in results[0].summaries] if results else []
+    # every strategy any bug measured (a bug whose truth was unstable measured none)
+    strategies = list(dict.fromkeys(s.strategy for r in results for s in r.summaries))
     for strategy in strategies:
         mine = [s for r in results for s in r.summaries if s.strategy == strategy]
-        failing = [r.rows[0]["failing"] if r.rows else 0 for r in results]
-        missed = [len(r.rows[0]["missed"].get(strategy, ())) if r.rows else 0 for r in results]
+        failing = [r.rows[0]["failing"] for r in results if r.rows]
+        missed = [len(r.rows[0]["missed"].get(strategy, ())) for r in results if r.rows]
         latencies = [s.latency_p50 for s in mine if s.latency_p50 is not None]
         summaries.append(
             Summary(
@@ -249,17 +258,20 @@ def combine(name: str, results: Sequence[TargetResult]) -> TargetResult:
             )
         )
     first = results[0]
+    ends = {r.guard_commit_end for r in results}
+    # a bug measures one checkout each: its suite's size and times are the median bug's
     return TargetResult(
         name,
-        sum(r.tests for r in results),
-        sum(r.suite_seconds for r in results),
-        sum(r.ingest_seconds for r in results),
+        int(statistics.median(r.tests for r in results)),
+        statistics.median(r.suite_seconds for r in results),
+        statistics.median(r.ingest_seconds for r in results),
         tuple(summaries),
         tuple(row for r in results for row in r.rows),
         split_sha256=first.split_sha256,
         edits_sha256="",
         guard_commit=first.guard_commit,
-        guard_commit_end=results[-1].guard_commit_end,
+        # a bug measured after the commit moved makes the whole report no result
+        guard_commit_end=ends.pop() if len(ends) == 1 else "moved during the run",
         src_tree=first.src_tree,
         python=first.python,
         timed_out=tuple(e for r in results for e in r.timed_out),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,9 +21,11 @@ class DirtyTree(Exception):
     """Guard's code or harness has uncommitted changes: no run of it is a result."""
 
 
-def clean_head(root: Path = ROOT) -> str:
-    """HEAD, when ``src/`` and ``evals/`` (the truth cache aside) are as committed."""
-    dirty = _git(root, "status", "--porcelain", "--", "src", "evals", ":(exclude)evals/truth")
+def clean_head(root: Path = ROOT, truth: bool = True) -> str:
+    """HEAD, when ``src/``, ``evals/`` and the project's metadata are as committed;
+    ``truth=False``: the truth cache (which a run itself writes) aside."""
+    paths = ["src", "evals", "pyproject.toml", *(() if truth else (":(exclude)evals/truth",))]
+    dirty = _git(root, "status", "--porcelain", "--", *paths)
     if dirty:
         raise DirtyTree("uncommitted changes in src/ or evals/:\n" + dirty)
     return _git(root, "rev-parse", "HEAD")
@@ -36,7 +39,15 @@ class Verdict:
 
 
 def verify(path: Path, root: Path = ROOT) -> Verdict:
-    """Re-check ``reports/<name>.json`` and its markdown beside it."""
+    """Re-check ``reports/<name>.json`` and its markdown beside it; a report that cannot be
+    read is a problem, never a crash."""
+    try:
+        return _verify(path, root)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return Verdict(path.stem, (f"unreadable: {type(exc).__name__}: {exc}",), False)
+
+
+def _verify(path: Path, root: Path) -> Verdict:
     from evals import report
 
     raw = json.loads(path.read_text(encoding="utf-8"))
@@ -60,6 +71,7 @@ def verify(path: Path, root: Path = ROOT) -> Verdict:
     bugs = {b["id"] for b in json.loads(_show(root, sha, "evals/bugs.json") or b"[]")}
     problems += _edit_problems(raw, json.loads(split or b"{}"), bugs)
     problems += _figure_problems(raw)
+    problems += _table_problems(raw)
     if "title" not in raw or "head_src_tree" not in raw:
         problems.append("no title: the markdown cannot be regenerated from the JSON")
     elif path.with_suffix(".md").read_text(encoding="utf-8") != report.rendered(raw):
@@ -73,7 +85,7 @@ def _edit_problems(raw: dict[str, Any], split: dict[str, Any], bugs: set[str]) -
     frozen = {e["id"]: e for e in split.get("edits", ())}
     measured = [r["edit"] for r in (*raw["rows"], *raw.get("unstable", ()))]
     measured += list(raw.get("timed_out", ()))
-    fresh = [e for e in measured if "-fresh" in e]
+    fresh = [e for e in measured if re.match(rf"{re.escape(raw['target'])}-fresh\d+-", e)]
     real = [e for e in measured if "-bug-" in e]
     unknown = [e for e in measured if e not in frozen and e not in fresh and e not in bugs]
     if unknown:
@@ -82,7 +94,9 @@ def _edit_problems(raw: dict[str, Any], split: dict[str, Any], bugs: set[str]) -
         return []
     chosen = set(measured)
     ordered = [
-        Edit(**{**e, "files": tuple(e["files"])}) for e in split["edits"] if e["id"] in chosen
+        Edit(**{**e, "files": tuple(e["files"])})
+        for e in split.get("edits", ())
+        if e["id"] in chosen
     ]
     if edits_digest(ordered) != raw.get("edits_sha256"):
         return ["edits_sha256 is not that of its edits in the split"]
@@ -95,16 +109,37 @@ def _figure_problems(raw: dict[str, Any]) -> list[str]:
     problems = []
     for summary in raw["summaries"]:
         name = summary["strategy"]
-        savings = [r["savings"][name] for r in rows if name in r["savings"]]
-        if len(savings) != summary["edits"]:
-            problems.append(f"{name}: {summary['edits']} edits, {len(savings)} rows")
+        mine = [r for r in rows if name in r["savings"]]
+        if len(mine) != summary["edits"]:
+            problems.append(f"{name}: {summary['edits']} edits, {len(mine)} rows")
             continue
-        mean = sum(savings) / len(savings) if savings else 0.0
+        mean = sum(r["savings"][name] for r in mine) / len(mine) if mine else 0.0
         if abs(mean - summary["test_time_savings"]) > 1e-3:
             problems.append(f"{name}: savings {summary['test_time_savings']:.4f}, rows {mean:.4f}")
-        escaped = sorted(r["edit"] for r in rows if r["failing"] and r["missed"].get(name))
+        killable = [r for r in mine if r["failing"]]
+        escaped = sorted(r["edit"] for r in killable if r["missed"].get(name))
+        silent = sorted(
+            r["edit"] for r in killable if len(r["missed"].get(name, ())) == r["failing"]
+        )
+        run_all = sum(r["sizes"][name] is None for r in mine) / max(len(mine), 1)
         if escaped != sorted(summary["escaped_edits"]):
             problems.append(f"{name}: escaped edits differ from the rows'")
+        if silent != sorted(summary["silent_edits"]):
+            problems.append(f"{name}: silent escapes differ from the rows'")
+        if len(killable) != summary["killable"] or abs(run_all - summary["fallback_rate"]) > 1e-9:
+            problems.append(f"{name}: killable edits or fallback rate differ from the rows'")
+    return problems
+
+
+def _table_problems(raw: dict[str, Any]) -> list[str]:
+    """The per-class and per-split tables of the JSON are those of its rows."""
+    from evals import report
+
+    names = report.peers(report.from_json(raw))
+    problems = []
+    for key, table in (("classes", report.by_class), ("splits", report.by_split)):
+        if raw.get(key) != json.loads(json.dumps(table(raw["rows"], names))):
+            problems.append(f"its {key} table is not that of its rows")
     return problems
 
 

@@ -19,7 +19,7 @@ from evals.edits import SPLIT, Edit, apply, revert
 from evals.metrics import Outcome, Summary, summarise, time_saved
 from evals.pytest_run import SuiteRun, SuiteTimeout, run_pytest
 from evals.targets import WORK, Prepared, optional_install, prepare
-from evals.truth import TRUTH, Truth, TruthCache, ground_truth
+from evals.truth import TRUTH, Truth, TruthCache, ground_truth, serial, suite
 from guard_core.api import Guard
 
 Log = Callable[[str], None]
@@ -133,7 +133,7 @@ def measure(
     anything was written)."""
     target_name = prepared.target.name
     log(f"[{target_name}] baseline suite")
-    baseline = run_pytest(prepared.python, prepared.repo, None, prepared.target.pytest_args)
+    baseline = suite(prepared, prepared.target.pytest_args)
     universe = strategies.Universe(baseline.seconds)
     peer = None  # installed before Guard's ingest: a new package afterwards widens to run-all
     if testmon and prepared.target.testmon and optional_install(prepared.python, "pytest-testmon"):
@@ -144,6 +144,9 @@ def measure(
     log(f"[{target_name}] guard ingest")
     ingest_seconds = ingest(prepared)
     cache = TruthCache(prepared, fresh_truth, truth_dir)
+    serial_baseline = baseline  # the clean tree run serially, for the truth still to compute
+    if any(cache.get(edit) is None for edit in edits):
+        serial_baseline = suite(prepared, serial(prepared.target.pytest_args))
     guards = {
         name: Guard.open(prepared.repo, **settings)
         for name, settings in strategies.GUARD_VARIANTS.items()
@@ -159,7 +162,7 @@ def measure(
             apply(prepared.repo, edit)
             try:
                 try:
-                    truth = ground_truth(prepared, baseline, cache, edit)
+                    truth = ground_truth(prepared, (baseline, serial_baseline), cache, edit)
                 except SuiteTimeout as exc:  # no truth to judge against: reported apart
                     timed_out.append(edit.id)
                     log(f"[{target_name}] {n}/{len(edits)} {edit.id}: left out ({exc})")

@@ -103,20 +103,37 @@ def serial(args: Sequence[str]) -> tuple[str, ...]:
     return (*out, "-p", "no:randomly", "-p", "no:xdist")
 
 
-def ground_truth(prepared: Prepared, baseline: SuiteRun, cache: TruthCache, edit: Edit) -> Truth:
-    """Run the whole suite twice on the edited tree; failures the clean tree also has don't
-    count."""
+class HarnessError(Exception):
+    """pytest refused the harness's own arguments: no run of the suite says anything."""
+
+
+def suite(prepared: Prepared, args: Sequence[str], timeout: float | None = None) -> SuiteRun:
+    """The whole suite with ``args``; a usage error (exit 4) is the harness's fault, never the
+    edit's."""
+    run = run_pytest(prepared.python, prepared.repo, None, tuple(args), timeout=timeout)
+    if run.exit_code == 4 and not run.seconds:
+        raise HarnessError(f"pytest refused {' '.join(args)!r} in {prepared.repo}")
+    return run
+
+
+def ground_truth(
+    prepared: Prepared, baselines: tuple[SuiteRun, SuiteRun], cache: TruthCache, edit: Edit
+) -> Truth:
+    """Run the whole suite twice on the edited tree; failures the clean tree also has in the
+    same kind of run (``baselines``: as run, serial) don't count."""
     found = cache.get(edit)
     if found is not None:
         return found
-    universe = baseline.seconds.keys()
+    universe = baselines[0].seconds.keys()
     # an edit that makes the suite hang (or eat the memory) has no truth: SuiteTimeout
-    limit = max(120.0, 20 * baseline.wall)
+    limit = max(120.0, 20 * baselines[0].wall)
     args = prepared.target.pytest_args
-    run = run_pytest(prepared.python, prepared.repo, None, args, timeout=limit)
-    in_order = run_pytest(prepared.python, prepared.repo, None, serial(args), timeout=2 * limit)
-    clean = baseline.failures(universe)
-    runs = (run.failures(universe) - clean, in_order.failures(universe) - clean)
+    run = suite(prepared, args, timeout=limit)
+    in_order = suite(prepared, serial(args), timeout=2 * limit)
+    runs = (
+        run.failures(universe) - baselines[0].failures(universe),
+        in_order.failures(universe) - baselines[1].failures(universe),
+    )
     truth = Truth(runs, run.wall, cached=False)
     cache.put(edit, truth)
     return truth

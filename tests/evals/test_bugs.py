@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
 from evals.bugs import Project, candidates, evaluate_bugs, verify_bug
 from evals.integrity import verify
@@ -78,7 +79,10 @@ def test_the_bug_eval_requires_the_fixed_tests(
     project, shas = history
     bug = verify_bug(project, shas["fix"], "Fix add", ("pkg/calc.py",), tmp_path / "work")
     assert bug is not None
-    result = evaluate_bugs(project, [bug], log=lambda _: None, work=tmp_path / "work")
+    result = evaluate_bugs(
+        project, [bug], log=lambda _: None, work=tmp_path / "work", truth_dir=tmp_path / "truth"
+    )
+    assert not result.unstable, result.unstable
     (row,) = result.rows
     assert row["edit"] == bug.id and row["failing"] == 1 and row["split"] == "real-bug"
     assert "guard" not in row["missed"] and row["sizes"]["guard"] >= 1
@@ -90,3 +94,26 @@ def test_the_bug_eval_requires_the_fixed_tests(
     problems = verify(tmp_path / "reports" / "calc-bugs.json").problems
     # the sample's bug is in no committed bugs.json: that, and a dirty tree, are the only ones
     assert [p for p in problems if "dirty" not in p and "neither" not in p] == []
+
+
+def test_a_bug_with_unstable_truth_leaves_the_others_figures_whole() -> None:
+    from evals.bugs import combine
+    from evals.metrics import Outcome, summarise
+    from evals.runner import TargetResult
+
+    row = {"edit": "p-bug-2", "kind": "real-bug", "split": "real-bug", "failing": 1,
+           "sizes": {"guard": 1}, "savings": {"guard": 0.5}, "missed": {}}  # fmt: skip
+    caught = Outcome("p-bug-2", frozenset({"t"}), frozenset({"t"}), 0.01, 1.0, True)
+    flaky = {**row, "edit": "p-bug-1", "runs": [["t"], []]}
+    unstable = TargetResult("p-bugs", 3, 1.0, 1.0, (), (), guard_commit="c", guard_commit_end="c",
+                            unstable=(flaky,))  # fmt: skip
+    guard_summary = summarise("guard", [caught], {"t": 1.0, "u": 1.0}, {"p-bug-2": 2.0})
+    stable = TargetResult("p-bugs", 5, 3.0, 1.0, (guard_summary,), (row,), guard_commit="c",
+                          guard_commit_end="c")  # fmt: skip
+    combined = combine("p-bugs", [unstable, stable])
+    (guard,) = combined.summaries
+    assert (guard.edits, guard.killable, guard.recall) == (1, 1, 1.0)
+    assert [u["edit"] for u in combined.unstable] == ["p-bug-1"]
+    assert combined.guard_commit_end == "c" and combined.tests == 4  # the median bug's suite
+    moved = attrs.evolve(stable, guard_commit_end="d")
+    assert combine("p-bugs", [unstable, moved]).guard_commit_end != "c"

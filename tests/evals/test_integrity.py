@@ -141,3 +141,18 @@ def test_the_second_truth_run_is_serial_and_in_file_order() -> None:
         "-q", "-x", "-p", "no:randomly", "-p", "no:xdist",
     )  # fmt: skip
     assert serial(("-n2",))[:1] == ("-p",)
+
+
+def test_tables_and_headlines_other_than_savings_are_checked(
+    guard_repo: Path, tmp_path: Path
+) -> None:
+    path = written(guard_repo, tmp_path, measured(guard_repo))
+    raw = json.loads(path.read_text())
+    raw["splits"][0]["strategies"]["guard"]["escapes"] = 5
+    raw["summaries"][0]["killable"] = 2
+    path.write_text(json.dumps(raw))
+    problems = verify(path, guard_repo).problems
+    assert any("splits table" in p for p in problems)
+    assert any("killable" in p for p in problems)
+    path.write_text("{not json")
+    assert verify(path, guard_repo).problems[0].startswith("unreadable")
