@@ -284,6 +284,7 @@ def select_readers(
             edges = evidence.get(fid, by_fn.get(fid, []))
             for e in gated_edges(edges, lines.get(fid)):
                 selection.add(e.test, Reason("reads-changed-name", via, e.confidence))
+        _select_memo_users(store, plain, selection, min_confidence)
         pending = names_closure(store, follow - seen) - seen
     if pending:
         selection.overrides.append(
@@ -293,6 +294,55 @@ def select_readers(
                 f"{_MAX_NAME_ROUNDS} import-time bindings; widened to run-all",
             )
         )
+
+
+def _select_memo_users(
+    store: EvidenceReader,
+    readers: Mapping[str, set[str]],
+    selection: Selection,
+    min_confidence: float,
+) -> None:
+    """A reader that a memo function calls computed what the memo keeps (a singleton built
+    from a module table the first time anyone asks): only the first test ran the reader,
+    every later test is served the kept value. The memo's tests are the readers' too. The
+    memo is found through calls, or as a memo method of the reader's own class (the call
+    ``cls._default.setup()`` names no function the index can resolve)."""
+    if not readers:
+        return
+    memo = store.memo_callers(sorted(readers), _MEMO_HOPS)
+    owners = _classes_of(readers)
+    by_file = store.functions_of_files({split_id(r)[0] for r in owners}) if owners else {}
+    reader_of = {
+        method: reader
+        for reader, owner in owners.items()
+        for method in by_file.get(split_id(reader)[0], [])
+        if method != reader and _class_of(method) == owner
+    }
+    for fid, facts in store.function_facts(sorted(reader_of)).items():
+        if facts.memo:
+            memo.setdefault(fid, reader_of[fid])
+    for e in store.covering_tests(sorted(memo), min_confidence, lines=False):
+        reader = memo[e.function]
+        selection.add(
+            e.test,
+            Reason(
+                "memoised-caller",
+                f"{e.function} may serve what {reader} computed from "
+                f"{', '.join(sorted(readers[reader]))}",
+                e.confidence,
+            ),
+        )
+
+
+def _class_of(function_id: str) -> str | None:
+    """``file::Class`` of a method id ``file::Class.method``; None for a module function."""
+    path, qualname = split_id(function_id)
+    owner, dot, _ = qualname.rpartition(".")
+    return f"{path}::{owner}" if dot and owner else None
+
+
+def _classes_of(ids: Iterable[str]) -> dict[str, str]:
+    return {fid: owner for fid in ids if (owner := _class_of(fid)) is not None}
 
 
 @attrs.frozen

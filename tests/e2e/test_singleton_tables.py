@@ -1,0 +1,52 @@
+"""A module-level table read once into a lazily built singleton (a lexer whose keyword table
+is copied from ``KEYWORDS`` the first time anyone asks for it): only the first test runs the
+copy, every later test uses it. A change of the table must select every test that asked for
+the singleton, not only the first (three real sqlparse bugs escaped this way)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/keywords.py": "KEYWORDS = {\n    'SELECT': 'kw',\n    'FROM': 'kw',\n}\n",
+    "pkg/lexer.py": (
+        "from pkg import keywords\n\n\n"
+        "class Lexer:\n"
+        "    _default = None\n\n"
+        "    @classmethod\n"
+        "    def get_default(cls):\n"
+        "        if cls._default is None:\n"
+        "            cls._default = cls()\n"
+        "            cls._default.setup()\n"
+        "        return cls._default\n\n"
+        "    def setup(self):\n"
+        "        self.table = dict(keywords.KEYWORDS)\n\n"
+        "    def kind(self, word):\n"
+        "        return self.table.get(word.upper(), 'name')\n\n\n"
+        "def kind(word):\n    return Lexer.get_default().kind(word)\n"
+    ),
+    "pkg/other.py": "def unrelated():\n    return 1\n",
+    "tests/__init__.py": "",
+    "tests/test_a_select.py": (
+        "from pkg.lexer import kind\n\n\ndef test_select():\n    assert kind('select') == 'kw'\n"
+    ),
+    "tests/test_b_from.py": (
+        "from pkg.lexer import kind\n\n\ndef test_from():\n    assert kind('from') == 'kw'\n"
+    ),
+    "tests/test_c_other.py": (
+        "from pkg.other import unrelated\n\n\ndef test_unrelated():\n    assert unrelated() == 1\n"
+    ),
+}
+
+
+def test_a_table_copied_into_a_singleton_selects_every_user_of_it(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/keywords.py", "    'FROM': 'kw',\n", "")
+    decision = guard.check()
+    assert {"tests/test_a_select.py::test_select", "tests/test_b_from.py::test_from"} <= set(
+        decision.tests
+    ), (decision.level, decision.tests, decision.reasons)
+    assert "tests/test_c_other.py::test_unrelated" not in decision.tests
