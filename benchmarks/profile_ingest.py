@@ -24,7 +24,7 @@ from typing import TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _targets import sdist_repo, target_venv
-from evals.targets import python_of
+from evals.targets import TARGETS, python_of
 
 from guard_adapters.coverage.ingest import read_evidence, run_collector
 from guard_adapters.falkordb.embedded import EmbeddedServer
@@ -64,7 +64,9 @@ def collector_run(repo: Path, python: str, env: dict[str, str]) -> tuple[Path, d
 
 def profile(spec: str, base: str | None) -> None:
     repo = sdist_repo(spec)
-    python = str(target_venv(repo, ("pytest<9", "coverage"), base))
+    # an eval target's own test dependencies (freezegun for itsdangerous, ...)
+    deps = next((t.test_deps for t in TARGETS.values() if t.spec == spec), ("pytest<9",))
+    python = str(target_venv(repo, (*deps, "coverage"), base))
     plain = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     command(plain, repo)  # warm the file cache
     rows: list[tuple[str, float]] = []
