@@ -305,18 +305,19 @@ def _select_memo_users(
     """A reader that a memo function calls computed what the memo keeps (a singleton built
     from a module table the first time anyone asks): only the first test ran the reader,
     every later test is served the kept value. The memo's tests are the readers' too. The
-    memo is found through calls, or as a memo method of the reader's own class (the call
-    ``cls._default.setup()`` names no function the index can resolve)."""
+    memo is found through calls, or, for a method, as a memo method of its own class or a
+    memo function of its module (the calls ``cls._default.setup()``, ``_lexer.setup()``
+    name no function the index can resolve)."""
     if not readers:
         return
     memo = store.memo_callers(sorted(readers), _MEMO_HOPS)
     owners = _classes_of(readers)
     by_file = store.functions_of_files({split_id(r)[0] for r in owners}) if owners else {}
     reader_of = {
-        method: reader
+        fid: reader
         for reader, owner in owners.items()
-        for method in by_file.get(split_id(reader)[0], [])
-        if method != reader and _class_of(method) == owner
+        for fid in by_file.get(split_id(reader)[0], [])
+        if fid != reader and _class_of(fid) in (owner, None)
     }
     for fid, facts in store.function_facts(sorted(reader_of)).items():
         if facts.memo:

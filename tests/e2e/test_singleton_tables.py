@@ -30,6 +30,28 @@ FILES = {
         "def kind(word):\n    return Lexer.get_default().kind(word)\n"
     ),
     "pkg/other.py": "def unrelated():\n    return 1\n",
+    "pkg/grammar.py": "RULES = {'select': 1, 'from': 2}\n",
+    "pkg/parser.py": (
+        "from pkg import grammar\n\n_parser = None\n\n\n"
+        "class Parser:\n"
+        "    def load(self):\n"
+        "        self.rules = dict(grammar.RULES)\n\n"
+        "    def rank(self, word):\n"
+        "        return self.rules.get(word, 0)\n\n\n"
+        "def get_parser():\n"
+        "    global _parser\n"
+        "    if _parser is None:\n"
+        "        _parser = Parser()\n"
+        "        _parser.load()\n"
+        "    return _parser\n\n\n"
+        "def rank(word):\n    return get_parser().rank(word)\n"
+    ),
+    "tests/test_d_rank.py": (
+        "from pkg.parser import rank\n\n\ndef test_rank():\n    assert rank('select') == 1\n"
+    ),
+    "tests/test_e_rank.py": (
+        "from pkg.parser import rank\n\n\ndef test_rank_from():\n    assert rank('from') == 2\n"
+    ),
     "tests/__init__.py": "",
     "tests/test_a_select.py": (
         "from pkg.lexer import kind\n\n\ndef test_select():\n    assert kind('select') == 'kw'\n"
@@ -47,6 +69,17 @@ def test_a_table_copied_into_a_singleton_selects_every_user_of_it(guard: Guard, 
     edit(tree, "pkg/keywords.py", "    'FROM': 'kw',\n", "")
     decision = guard.check()
     assert {"tests/test_a_select.py::test_select", "tests/test_b_from.py::test_from"} <= set(
+        decision.tests
+    ), (decision.level, decision.tests, decision.reasons)
+    assert "tests/test_c_other.py::test_unrelated" not in decision.tests
+
+
+def test_a_table_copied_into_a_module_global_singleton_selects_every_user_of_it(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/grammar.py", "'from': 2", "'from': 3")
+    decision = guard.check()
+    assert {"tests/test_d_rank.py::test_rank", "tests/test_e_rank.py::test_rank_from"} <= set(
         decision.tests
     ), (decision.level, decision.tests, decision.reasons)
     assert "tests/test_c_other.py::test_unrelated" not in decision.tests

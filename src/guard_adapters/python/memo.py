@@ -39,11 +39,15 @@ def _attribute_key(node: ast.Attribute) -> str:
     return f"{ast.dump(node.value)}.{node.attr}"
 
 
-def _attributes_read(node: ast.AST) -> set[str]:
+def _kept_read(node: ast.AST, kept: set[str]) -> set[str]:
+    """Attributes read in ``node`` (``x._t``, ``hasattr(x, "_t")``) and the names of ``kept``
+    (the function's ``global``/``nonlocal`` names) it loads."""
     out = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             out.add(_attribute_key(n))
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in kept:
+            out.add(n.id)
         elif (
             isinstance(n, ast.Call)
             and last_name(n.func) in ("hasattr", "getattr")
@@ -56,21 +60,26 @@ def _attributes_read(node: ast.AST) -> set[str]:
 
 
 def keeps_lazy_attribute(fn: FunctionNode) -> bool:
-    """Serves a value it keeps on an object: it tests an attribute (``if x._t is not None``,
-    ``hasattr``, a ``try`` around the return), stores it and returns it. A later call finds it
-    set and returns it without running what computed it."""
+    """Serves a value it keeps on an object or in a global (``global _lexer``): it tests it
+    (``if x._t is not None``, ``hasattr``, a ``try`` around the return), stores it and returns
+    it. A later call finds it set and returns it without running what computed it."""
+    kept = {
+        name for n in own_nodes(fn) if isinstance(n, ast.Global | ast.Nonlocal) for name in n.names
+    }
     stored: set[str] = set()
     tested: set[str] = set()
     returned: set[str] = set()
     for n in own_nodes(fn):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
             stored.add(_attribute_key(n))
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in kept:
+            stored.add(n.id)
         elif isinstance(n, ast.If | ast.IfExp | ast.While):
-            tested |= _attributes_read(n.test)
+            tested |= _kept_read(n.test, kept)
         elif isinstance(n, ast.Try):
-            tested |= {a for s in n.body if isinstance(s, ast.Return) for a in _attributes_read(s)}
+            tested |= {a for s in n.body if isinstance(s, ast.Return) for a in _kept_read(s, kept)}
         elif isinstance(n, ast.Return) and n.value is not None:
-            returned |= _attributes_read(n.value)
+            returned |= _kept_read(n.value, kept)
     return bool(stored & tested & returned)
 
 
