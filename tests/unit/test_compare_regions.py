@@ -496,7 +496,10 @@ def test_introspecting_a_standard_library_object_is_not_reading_a_repository_one
         ("if self._v is None:\n        self._v = g(k)", False),  # kept, never served
         ("if self.n > k:\n        return self.n\n    return g(k)", False),  # never stored
         # a lazily built module-level singleton
-        ("global _v\n    if _v is None:\n        _v = g(k)\n        _v.setup()\n    return _v", True),
+        (
+            "global _v\n    if _v is None:\n        _v = g(k)\n        _v.setup()\n    return _v",
+            True,
+        ),
         ("global _v\n    _v = g(k)\n    return _v", False),  # rebuilt on every call
         ("if _v is None:\n        return g(k)\n    return _v", False),  # a global only read
     ],
