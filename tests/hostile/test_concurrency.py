@@ -182,4 +182,8 @@ def test_interrupted_ingest_then_ingest_again(sample: Sample, next_commit: dict[
     out = sample.guard("ingest-coverage", str(sample.repo), "--json")
     assert_no_traceback(out)
     assert out.returncode == 0, out.describe()
-    assert graph_counts(sample.env, sample.repo) == next_commit["counts"]
+    counts, complete = graph_counts(sample.env, sample.repo), dict(next_commit["counts"])
+    runs = complete.pop("runs")
+    # a loaded machine may let the first ingest finish (and record its run) before the signal
+    assert counts.pop("runs") in (runs, runs + 1)
+    assert counts == complete
