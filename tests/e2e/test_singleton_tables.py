@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from guard_core.api import Guard
 from tests.e2e.conftest import edit
 
@@ -65,21 +67,23 @@ FILES = {
 }
 
 
-def test_a_table_copied_into_a_singleton_selects_every_user_of_it(guard: Guard, tree: Path) -> None:
-    edit(tree, "pkg/keywords.py", "    'FROM': 'kw',\n", "")
-    decision = guard.check()
-    assert {"tests/test_a_select.py::test_select", "tests/test_b_from.py::test_from"} <= set(
-        decision.tests
-    ), (decision.level, decision.tests, decision.reasons)
-    assert "tests/test_c_other.py::test_unrelated" not in decision.tests
-
-
-def test_a_table_copied_into_a_module_global_singleton_selects_every_user_of_it(
-    guard: Guard, tree: Path
+@pytest.mark.parametrize(
+    ("path", "old", "new", "users"),
+    [
+        # a table copied into a class attribute singleton (cls._default)
+        ("pkg/keywords.py", "    'FROM': 'kw',\n", "", ("test_a_select.py::test_select",
+                                                        "test_b_from.py::test_from")),
+        # the same through a module global (global _parser)
+        ("pkg/grammar.py", "'from': 2", "'from': 3", ("test_d_rank.py::test_rank",
+                                                      "test_e_rank.py::test_rank_from")),
+    ],
+)  # fmt: skip
+def test_a_table_copied_into_a_singleton_selects_every_user_of_it(
+    guard: Guard, tree: Path, path: str, old: str, new: str, users: tuple[str, ...]
 ) -> None:
-    edit(tree, "pkg/grammar.py", "'from': 2", "'from': 3")
+    edit(tree, path, old, new)
     decision = guard.check()
-    assert {"tests/test_d_rank.py::test_rank", "tests/test_e_rank.py::test_rank_from"} <= set(
-        decision.tests
-    ), (decision.level, decision.tests, decision.reasons)
+    assert {f"tests/{u}" for u in users} <= set(decision.tests), (
+        decision.level, decision.tests, decision.reasons,
+    )  # fmt: skip
     assert "tests/test_c_other.py::test_unrelated" not in decision.tests
