@@ -74,6 +74,7 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
             {
                 "schema": "guard.ingest-static/1",
                 "indexed": report.indexed,
+                "reused": report.reused,
                 "unchanged": report.unchanged,
                 "removed": report.removed,
                 "parse_errors": list(report.parse_errors),
@@ -83,7 +84,8 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
         )
         return
     click.echo(
-        f"indexed {report.indexed} files ({report.unchanged} unchanged, "
+        f"indexed {report.indexed} files ({report.reused} of them from the shared index, "
+        f"{report.unchanged} unchanged, "
         f"{report.removed} removed) in {elapsed:.2f}s: {stats.functions} functions, "
         f"{stats.tests} tests, {stats.calls} calls, {stats.imports} imports"
     )

@@ -448,7 +448,7 @@ def ingest_coverage(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # the index parses while pytest runs (on the core it leaves free, then on every core),
         # and is written before any evidence
-        indexed = pool.submit(index_planned, plan)
+        indexed = pool.submit(index_planned, plan, None, None, target)
 
         def write_index() -> None:
             write_static(target, plan, indexed.result())

@@ -31,8 +31,13 @@ import attrs
 from guard_adapters.coverage.ingest import read_evidence, read_payload
 from guard_adapters.git.diff import read_at
 from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
-from guard_adapters.libcst.index import RawIndex
-from guard_adapters.libcst.ingest import StaticPlan, index_planned, plan_static, write_static
+from guard_adapters.libcst.ingest import (
+    Indexed,
+    StaticPlan,
+    index_planned,
+    plan_static,
+    write_static,
+)
 from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
 from guard_core.evidence import merge_runs
@@ -66,7 +71,7 @@ class Session:
     known: Mapping[str, str]  # node ids failing at the base, and how
     lineage: tuple[str, ...]  # the bases the current one was refreshed from
     static: StaticPlan  # the files to re-index, indexed while the tests run:
-    indexed: Future[list[RawIndex]]
+    indexed: Future[Indexed]
 
     def known_failure(self, outcome: TestOutcome) -> bool:
         """Whether ``outcome`` is a failure the base already had: the same test (down to its
@@ -112,7 +117,7 @@ class CoverageRefresher:
         info = base.ingest_info()
         plan = plan_static(self.repo, base.file_hashes(), include_tests=True)
         pool = ThreadPoolExecutor(max_workers=1)  # pytest runs in another process meanwhile
-        indexed = pool.submit(index_planned, plan, None, 1)
+        indexed = pool.submit(index_planned, plan, None, 1, base)
         pool.shutdown(wait=False)
         return Session(
             decision,

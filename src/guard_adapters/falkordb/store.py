@@ -13,6 +13,7 @@ import redis
 from guard_adapters.falkordb.connection import GraphConnection, connect, translate_errors
 from guard_adapters.falkordb.queries import GraphQueries
 from guard_adapters.falkordb.schema import INDEXES, META_KEY, SCHEMA_VERSION
+from guard_adapters.falkordb.shared_index import SharedIndexes
 from guard_adapters.falkordb.writes import GraphWrites
 from guard_core.errors import (
     SchemaMismatch,
@@ -24,7 +25,7 @@ from guard_core.model import (
 )
 
 
-class FalkorGraphStore(GraphWrites, GraphQueries):
+class FalkorGraphStore(GraphWrites, GraphQueries, SharedIndexes):
     """One repository's graph in one FalkorDB database."""
 
     # -- schema ---------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ import attrs
 
 from guard_adapters.git.repo import git, repo_root, tracked_files
 from guard_adapters.libcst.index import RawIndex, content_sha, index_file
-from guard_adapters.pytest.layout import PytestLayout, load_layout
+from guard_adapters.libcst.shared_index import IndexJob, index_key, keep, lookup
+from guard_adapters.pytest.layout import load_layout
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.slicer import file_role
 from guard_core.index_model import CallEdge, FileIndex
@@ -25,6 +26,7 @@ _PARALLEL_FROM = 24  # below this many files a process pool costs more than it s
 @attrs.frozen
 class StaticReport:
     indexed: int
+    reused: int  # of those indexed, how many came from the shared index (not parsed)
     unchanged: int
     removed: int
     parse_errors: tuple[str, ...]
@@ -32,9 +34,8 @@ class StaticReport:
     tests: int
 
 
-def _job(args: tuple[str, str, str | None, PytestLayout, bool]) -> RawIndex:
-    root, path, module, layout, is_test = args
-    data = (Path(root) / path).read_bytes()
+def _job(args: tuple[IndexJob, bytes]) -> RawIndex:
+    (_, path, module, layout, is_test), data = args
     return index_file(path, data, module, layout, is_test)
 
 
@@ -48,11 +49,17 @@ def _to_file_index(raw: RawIndex) -> FileIndex:
 
 
 @attrs.frozen
+class Indexed:
+    results: list[RawIndex]  # in plan order
+    reused: int  # taken from the shared index, not parsed
+
+
+@attrs.frozen
 class StaticPlan:
     """Which files an incremental index has to (re)index and drop."""
 
     root: Path
-    jobs: tuple[tuple[str, str, str | None, PytestLayout, bool], ...]
+    jobs: tuple[IndexJob, ...]
     removed: tuple[str, ...]
     unchanged: int
 
@@ -85,30 +92,52 @@ def plan_static(root: Path, known: dict[str, str], include_tests: bool) -> Stati
 
 
 def index_planned(
-    plan: StaticPlan, progress: Progress | None = None, workers: int | None = None
-) -> list[RawIndex]:
-    results: list[RawIndex] = []
+    plan: StaticPlan,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    shared: object = None,
+) -> Indexed:
+    """The index of each planned file, in plan order: taken from ``shared`` (a store that
+    keeps indexes by content) where it holds the file's version, parsed otherwise, and what
+    was parsed is kept there for every later ingest."""
     total = len(plan.jobs)
+    data = [(Path(job[0]) / job[1]).read_bytes() for job in plan.jobs]
+    keys = [index_key(job, content) for job, content in zip(plan.jobs, data, strict=True)]
+    found = lookup(shared, keys)
+    todo = [
+        (job, content)
+        for job, content, key in zip(plan.jobs, data, keys, strict=True)
+        if key not in found
+    ]
+    parsed: dict[str, RawIndex] = {}
+    done = total - len(todo)
+    if progress and done:
+        progress(done, total)
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    if workers > 1 and total >= _PARALLEL_FROM:
+    missing = (key for key in keys if key not in found)
+    if workers > 1 and len(todo) >= _PARALLEL_FROM:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for done, raw in enumerate(pool.map(_job, plan.jobs, chunksize=4), 1):
-                results.append(raw)
+            for key, raw in zip(missing, pool.map(_job, todo, chunksize=4), strict=False):
+                parsed[key] = raw
+                done += 1
                 if progress:
                     progress(done, total)
     else:
-        for done, job in enumerate(plan.jobs, 1):
-            results.append(_job(job))
+        for key, args in zip(missing, todo, strict=False):
+            parsed[key] = _job(args)
+            done += 1
             if progress:
                 progress(done, total)
-    return results
+    keep(shared, parsed)
+    return Indexed([found[key] if key in found else parsed[key] for key in keys], len(found))
 
 
 def write_static(
-    store: GraphStore, plan: StaticPlan, results: list[RawIndex], tree_sha: str | None = None
+    store: GraphStore, plan: StaticPlan, indexed: Indexed, tree_sha: str | None = None
 ) -> StaticReport:
     """Write the index; ``tree_sha``: the commit whose tree it parsed (default HEAD), which
     a check compares with the evidence's before trusting the index's lines."""
+    results = indexed.results
     store.remove_files(plan.removed)
     store.write_files([_to_file_index(r) for r in results])
     head = (
@@ -118,6 +147,7 @@ def write_static(
     store.update_ingest_info(static_sha=head or None)
     return StaticReport(
         indexed=len(results),
+        reused=indexed.reused,
         unchanged=plan.unchanged,
         removed=len(plan.removed),
         parse_errors=tuple(
@@ -137,4 +167,4 @@ def ingest_static(
 ) -> StaticReport:
     """Index changed files (content hash differs), drop deleted ones, record the commit."""
     plan = plan_static(repo_root(repo), store.file_hashes(), include_tests)
-    return write_static(store, plan, index_planned(plan, progress, workers))
+    return write_static(store, plan, index_planned(plan, progress, workers, shared=store))
