@@ -89,7 +89,8 @@ def ingest(prepared: Prepared) -> float:
     guard = Path(sys.executable).parent / "guard"
     started = time.perf_counter()
     subprocess.run(
-        [str(guard), "ingest-coverage", str(prepared.repo), "--python", str(prepared.python)],
+        [str(guard), "ingest-coverage", str(prepared.repo), "--python", str(prepared.python),
+         "--full"],
         check=True,
         capture_output=True,
     )

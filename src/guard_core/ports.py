@@ -263,6 +263,9 @@ class Runner(Protocol):
         ...
 
 
+REFRESHED = "evidence refreshed"  # how :meth:`EvidenceRefresher.finish` says it wrote
+
+
 class EvidenceRefresher(Protocol):
     """Re-measures the tests ``guard run`` runs and, when they all pass, moves the evidence
     base to the tree they ran on, so the next decision diffs against that tree."""
@@ -281,7 +284,8 @@ class EvidenceRefresher(Protocol):
         ...
 
     def finish(self, store: GraphStore, session: object, result: RunResult) -> str:
-        """Write the refreshed evidence; return what was done (or why nothing was)."""
+        """Write the refreshed evidence; return what was done (starting with
+        :data:`REFRESHED`) or why nothing was."""
         ...
 
 

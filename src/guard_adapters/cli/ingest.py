@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from guard_adapters.cli.group import emit_json, guard, handle_errors, python_option
+
+if TYPE_CHECKING:
+    from guard_core.api import Guard
 
 repo_argument = click.argument(
     "repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default="."
@@ -48,8 +53,6 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 @handle_errors
 def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: bool) -> None:
     """Parse the repository with libcst into the graph (only changed files are re-read)."""
-    import time
-
     from guard_adapters.git.repo import head_sha
     from guard_adapters.libcst.ingest import ingest_static
     from guard_adapters.workspace import open_guard
@@ -105,12 +108,27 @@ def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: boo
 @python_option
 @click.option("--shard", default=None, help="K/N: ingest the K-th of N slices of the suite.")
 @click.option("--pytest-args", default="", help="Extra arguments for pytest (one string).")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Measure the whole suite even where evidence of an earlier commit could be carried.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @handle_errors
 def ingest_coverage_cmd(
-    repo: Path, runs: int, python: str | None, shard: str | None, pytest_args: str, as_json: bool
+    repo: Path,
+    runs: int,
+    python: str | None,
+    shard: str | None,
+    pytest_args: str,
+    full: bool,
+    as_json: bool,
 ) -> None:
-    """Run the suite with per-test coverage and write COVERED_BY evidence."""
+    """Run the suite with per-test coverage and write COVERED_BY evidence.
+
+    Where complete evidence of an earlier commit exists, only the tests a check selects for
+    the change since then are re-measured and the rest is carried over; anything unusual (a
+    run-all check, a failing test, another environment) measures the whole suite."""
     import shlex
 
     from guard_adapters.coverage.ingest import ingest_coverage
@@ -125,7 +143,14 @@ def ingest_coverage_cmd(
         if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
             raise ConfigError(f"--shard must look like K/N with 1 <= K <= N, got {shard!r}")
         shard_pair = (int(k), int(n))
-    with open_guard(repo) as ws:
+    with open_guard(repo, **({"python": python} if python else {})) as ws:
+        started = time.perf_counter()
+        plain = runs == 1 and not shard_pair and not pytest_args.strip()
+        why: str | None = "asked for" if full else "--runs, --shard or --pytest-args given"
+        if not full and plain:
+            why = _carry_evidence(ws, as_json, started)
+            if why is None:
+                return
         args = (*ws.settings.pytest_args, *shlex.split(pytest_args))
         with progress_bar("tests") as update:
             from guard_adapters.pytest.environment import fingerprint
@@ -151,6 +176,8 @@ def ingest_coverage_cmd(
                 "runs": report.runs,
                 "flaky": report.flaky,
                 "failed": list(report.failed),
+                "incremental": False,
+                "full_because": why,
                 "elapsed_s": round(report.duration_s, 3),
                 **stats.as_dict(),
             }
@@ -158,7 +185,7 @@ def ingest_coverage_cmd(
         return
     click.echo(
         f"{report.tests} tests, {report.edges} COVERED_BY edges from {report.runs} run(s) "
-        f"in {report.duration_s:.1f}s"
+        f"in {report.duration_s:.1f}s (whole suite: {why})"
     )
     for test, rate in sorted(report.flaky.items()):
         click.secho(
@@ -166,3 +193,34 @@ def ingest_coverage_cmd(
         )
     if report.failed:
         click.secho(f"  {len(report.failed)} tests failed on this commit", fg="yellow")
+
+
+def _carry_evidence(ws: Guard, as_json: bool, started: float) -> str | None:
+    """The incremental ingest; None when it is done, else why the whole suite is measured."""
+    from guard_core.remeasure import remeasure_changed
+
+    with progress_bar("re-measuring changed tests"):
+        try:
+            done = remeasure_changed(ws)
+        except Exception as exc:  # the whole suite is measured instead
+            return f"the incremental ingest failed ({type(exc).__name__}: {exc})"
+    if isinstance(done, str):
+        return done
+    elapsed = time.perf_counter() - started
+    if as_json:
+        emit_json(
+            {
+                "schema": "guard.ingest-coverage/1",
+                "incremental": True,
+                "base": done.base,
+                "tests": done.tests,
+                "message": done.message,
+                "elapsed_s": round(elapsed, 3),
+            }
+        )
+    else:
+        click.echo(
+            f"{done.message} (from the evidence of {done.base[:12]}) in {elapsed:.1f}s; "
+            "--full measures the whole suite"
+        )
+    return None

@@ -54,7 +54,7 @@ from guard_core.model import (
     failure_signature,
     test_function_id,
 )
-from guard_core.ports import EvidenceBases, ForksBases, GraphStore, RunResult
+from guard_core.ports import REFRESHED, EvidenceBases, ForksBases, GraphStore, RunResult
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
@@ -224,7 +224,7 @@ class CoverageRefresher:
                 known_failures=known,
                 lineage=[],
             )
-            return f"evidence refreshed: the whole suite re-measured at {sha[:12]}"
+            return f"{REFRESHED}: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
         store.set_edge_lines(carried)
         store.write_coverage(edges, sha=sha, tests=ran, replace=True)
@@ -239,7 +239,7 @@ class CoverageRefresher:
             coverage_sha=sha, coverage_complete=True, known_failures=known, lineage=lineage
         )
         return (
-            f"evidence refreshed at {sha[:12]}: {len(ran)} tests re-measured, "
+            f"{REFRESHED} at {sha[:12]}: {len(ran)} tests re-measured, "
             f"{len(carried)} edges of other tests re-mapped"
         )
 
