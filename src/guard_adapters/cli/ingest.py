@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -143,7 +143,8 @@ def ingest_coverage_cmd(
         if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
             raise ConfigError(f"--shard must look like K/N with 1 <= K <= N, got {shard!r}")
         shard_pair = (int(k), int(n))
-    with open_guard(repo, **({"python": python} if python else {})) as ws:
+    overrides: dict[str, Any] = {"python": python} if python else {}
+    with open_guard(repo, **overrides) as ws:
         started = time.perf_counter()
         plain = runs == 1 and not shard_pair and not pytest_args.strip()
         why: str | None = "asked for" if full else "--runs, --shard or --pytest-args given"
