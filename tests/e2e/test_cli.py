@@ -55,6 +55,8 @@ def test_ingest_and_check_json_through_the_cli(tmp_path: Path, falkordb_url: str
     decision = json.loads(out.stdout)
     assert decision["tests"] == ["tests/test_m.py::test_f"]
     assert decision["reasons"]["tests/test_m.py::test_f"][0]["via"] == "pkg/m.py::f"
+    shown = guard("check", "--repo", str(repo), env=env)  # a subset lists its tests and why
+    assert "tests/test_m.py::test_f" in shown.stdout and "covers pkg/m.py::f" in shown.stdout
     run = guard("run", "--repo", str(repo), env=env)
     assert run.returncode == 1 and "1 selected tests failed" in run.stderr
     bad = guard("check", "--repo", str(tmp_path / "missing"), env=env)

@@ -3,6 +3,8 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from guard_core.bases import BaseChoice
+from guard_core.decision_json import decision_from_json
 from guard_core.model import (
     ChangedFile,
     ChangedRegion,
@@ -12,8 +14,12 @@ from guard_core.model import (
     Decision,
     FileKind,
     FileRole,
+    IntegrityFlag,
     Level,
+    Override,
+    OverrideKind,
     Reason,
+    RegionKind,
     TrustComponents,
     split_id,
 )
@@ -106,3 +112,80 @@ def test_evidence_carried_through_refreshes_stays_fresh_only_at_the_current_base
     assert info.fresh_shas("c3") == {"c1", "c2", "c3"}
     assert info.fresh_shas("other") == {"other"}  # a --base of the user's: no carry-over
     assert IngestInfo.from_mapping({"lineage": "garbage"}).lineage == ()
+
+
+def _full_decision(**fields: object) -> Decision:
+    cs = ChangeSet(
+        base="abc123",
+        files=(
+            ChangedFile("pkg/a.py", FileKind.MODIFIED, FileRole.SOURCE),
+            ChangedFile("pkg/b.py", FileKind.RENAMED, FileRole.SOURCE, old_path="pkg/old.py"),
+        ),
+        regions=(
+            ChangedRegion("pkg/a.py::C.f", "pkg/a.py", ChangeKind.MODIFIED, dynamic_dispatch=True),
+            ChangedRegion(
+                "pkg/b.py::<module>", "pkg/b.py", ChangeKind.RENAMED, RegionKind.MODULE, "x::y"
+            ),
+        ),
+        problems=("cannot parse pkg/c.py",),
+        integrity=(IntegrityFlag("t/test_a.py", "skip-added", "test_x skipped"),),
+    )
+    values: dict[str, object] = {
+        "level": Level.MEDIUM,
+        "trust": 0.625,
+        "components": TrustComponents(0.5, 1.0, 0.25),
+        "tests": ("t/test_a.py::test_1", "t/test_a.py::test_2"),
+        "reasons": {
+            "t/test_a.py::test_1": (Reason("covers", "pkg/a.py::C.f", 0.75),),
+            "t/test_a.py::test_2": (Reason("dynamic-widening", "pkg/a.py"), Reason("x", "y")),
+        },
+        "total_tests": 7,
+        "overrides": (
+            Override(OverrideKind.DYNAMIC_WIDENING, "getattr in pkg/a.py::C.f"),
+            Override("a-plugin-kind", "widened by a plug-in"),
+        ),
+        "change_set": cs,
+        "skipped_summary": "5 of 7 tests skipped",
+        "elapsed_ms": 12.5,
+        "evidence": BaseChoice("abc123", "the nearest evidenced commit"),
+    }
+    return Decision(**(values | fields))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"level": Level.SUBSET, "tests": (), "reasons": {}, "evidence": None},
+        {"level": Level.RUN_ALL, "whole_suite": True},
+        {"evidence": BaseChoice("", "the graph holds no evidence yet")},
+    ],
+    ids=["medium", "empty-subset", "whole-suite", "no-base"],
+)
+def test_a_decision_reads_back_from_its_json(fields: dict[str, object]) -> None:
+    d = _full_decision(**fields)
+    back = decision_from_json(d.to_json())
+    assert back == d  # every field the JSON keeps, with its real type
+    assert back.overrides[0].kind is OverrideKind.DYNAMIC_WIDENING
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"schema": "guard.decision/2"},
+        {"level": "everything"},
+        {"tests": [1]},
+        {"tests": "t/test_a.py::test_1"},
+        {"trust": "high"},
+        {"total_tests": 1e400},  # inf: no int
+        {"components": {"evidence_ratio": 2.0, "freshness": 1.0, "uncertain_ratio": 0.0}},
+        {"overrides": [{"kind": "store"}]},
+        {"changed": {"base": "HEAD", "files": [{"path": "a.py"}], "functions": []}},
+        {"reasons": []},
+    ],
+)
+def test_anything_but_a_decision_object_is_a_value_error(change: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        decision_from_json(_full_decision().to_json() | change)
+    with pytest.raises(ValueError):
+        decision_from_json([_full_decision().to_json()])

@@ -122,12 +122,14 @@ def print_decision(decision: Decision, limit: int = 15, file: IO[str] | None = N
     from rich.console import Console
     from rich.table import Table
 
+    from guard_core.model import Level
+
     console = Console(file=file)
     if decision.evidence is not None and decision.evidence.sha:
         console.print(f"evidence: {decision.evidence.reason}", highlight=False)
     for o in decision.overrides:
         console.print(f"[yellow]override[/] {o.kind_name}: {o.detail}", highlight=False)
-    if decision.tests and decision.level.value != "run-all":
+    if decision.tests and decision.level is not Level.RUN_ALL:
         table = Table(show_header=True, header_style="bold")
         table.add_column("test")
         table.add_column("why")

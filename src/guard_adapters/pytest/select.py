@@ -177,6 +177,12 @@ def _decide(config: pytest.Config) -> tuple[Any, str]:
         return None, f"cannot decide ({exc!r}); running every test"
 
 
+def _runs_all(decision: Any) -> bool:
+    from guard_core.model import Level
+
+    return bool(decision.level is Level.RUN_ALL)
+
+
 def _wanted(nodeid: str, selected: set[str], prefix: str = "") -> bool:
     """Whether an item belongs to a selected id: itself, its test function (parameters
     collapse into it), or a file or class it lives in."""
@@ -217,7 +223,7 @@ def pytest_collection_modifyitems(
         config.stash[_UNRUN] = missing
         if hasattr(config, "workeroutput"):  # a pytest-xdist worker: tell the controller
             config.workeroutput["guard_unrun"] = missing
-    if decision is None or decision.level.value == "run-all":
+    if decision is None or _runs_all(decision):
         config.stash[_NOTE] = note or _run_all_note(decision)
         _hand_summary(config)
         return
@@ -261,7 +267,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if (
         exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
         and decision is not None
-        and (decision.level.value != "run-all" and not decision.tests)
+        and (not _runs_all(decision) and not decision.tests)
     ):
         session.exitstatus = pytest.ExitCode.OK  # the change needs no test: nothing failed
     if session.config.stash.get(_UNRUN, None) and session.exitstatus in (
@@ -331,7 +337,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         write(f"evidence: {decision.evidence.reason}")
     for o in decision.overrides:
         write(f"override {o.kind_name}: {o.detail}")
-    if decision.level.value != "run-all":
+    if not _runs_all(decision):
         for test in decision.tests:
             reasons = "; ".join(r.text for r in decision.reasons.get(test, ())[:2])
             write(f"{test}: {reasons}")

@@ -4,8 +4,7 @@ of importing the graph client and assembling Guard inside pytest (Flask: about 0
 
 Only a clean subset is taken from the worker: any error, warning, run-all, unknown schema or
 malformed answer returns None, and the caller decides in process as without a worker (where
-a run-all gets its exact note, and an error its message). The object has the attributes of
-:class:`guard_core.model.Decision` that the plug-in reads.
+a run-all gets its exact note, and an error its message).
 """
 
 from __future__ import annotations
@@ -13,40 +12,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-_SCHEMA = "guard.decision/1"
-
-
-class _Level(NamedTuple):
-    value: str
+from guard_core.decision_json import decision_from_json
+from guard_core.model import Decision, Level
 
 
-class _Override(NamedTuple):
-    kind_name: str
-    detail: str
-
-
-class _Evidence(NamedTuple):
-    sha: str | None
-    reason: str
-
-
-class _Reason(NamedTuple):
-    text: str
-
-
-class WorkerDecision(NamedTuple):
-    level: _Level
-    trust: float
-    tests: tuple[str, ...]
-    reasons: dict[str, tuple[_Reason, ...]]
-    skipped_summary: str
-    overrides: tuple[_Override, ...]
-    evidence: _Evidence | None
-
-
-def ask(root: Path) -> WorkerDecision | None:
+def ask(root: Path) -> Decision | None:
     """The worker's decision for the working tree of ``root``, or None to decide here."""
     if os.environ.get("GUARD_WORKER") == "0":
         return None
@@ -64,37 +36,13 @@ def ask(root: Path) -> WorkerDecision | None:
         return None
 
 
-def parse(data: Any) -> WorkerDecision | None:
-    """A ``guard.decision/1`` object as the plug-in reads it; None unless a well-formed
-    subset or medium decision."""
-    if not isinstance(data, dict) or data.get("schema") != _SCHEMA:
+def parse(data: Any) -> Decision | None:
+    """The decision of a ``guard.decision/1`` object; None unless a well-formed subset or
+    medium decision."""
+    try:
+        decision = decision_from_json(data)
+    except ValueError:
         return None
-    level, tests = data.get("level"), data.get("tests")
-    if level not in ("subset", "medium") or not isinstance(tests, list):
+    if decision.level is Level.RUN_ALL or decision.whole_suite:
         return None
-    if not all(isinstance(t, str) for t in tests):
-        return None
-    reasons = {
-        t: tuple(
-            _Reason(f"{r.get('rule', '')} {r.get('via', '')}")
-            for r in data.get("reasons", {}).get(t, ())
-            if isinstance(r, dict)
-        )
-        for t in tests
-    }
-    base = data.get("evidence_base")
-    return WorkerDecision(
-        level=_Level(level),
-        trust=float(data.get("trust", 0.0)),
-        tests=tuple(tests),
-        reasons=reasons,
-        skipped_summary=str(data.get("skipped", "")),
-        overrides=tuple(
-            _Override(str(o.get("kind", "")), str(o.get("detail", "")))
-            for o in data.get("overrides", ())
-            if isinstance(o, dict)
-        ),
-        evidence=_Evidence(base.get("sha"), str(base.get("reason", "")))
-        if isinstance(base, dict)
-        else None,
-    )
+    return decision
