@@ -39,7 +39,6 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "guard_adapters.git.plugin",
     "guard_adapters.falkordb.plugin",
     "guard_adapters.python.plugin",
-    "guard_adapters.libcst.plugin",
     "guard_adapters.pytest.plugin",
     "guard_adapters.coverage.plugin",
 )
@@ -130,10 +129,6 @@ class Plugins:
         self.pm = pm
         self.registry = AdapterRegistry()
         pm.hook.guard_register_adapters(registry=self.registry)
-
-    @classmethod
-    def for_settings(cls, settings: Settings, extra: Iterable[object] = ()) -> Plugins:
-        return cls(make_plugin_manager(extra=extra, autoload=settings.plugin_autoload))
 
     def _pick(self, kind: str, table: dict[str, Factory], name: str, settings: Settings) -> Any:
         try:

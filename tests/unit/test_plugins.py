@@ -3,16 +3,18 @@ built-in of the same name."""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pytest
 
 from guard_core import hookimpl
 from guard_core.config import Settings, load_settings
 from guard_core.errors import ConfigError
-from guard_core.plugins import AdapterRegistry, Plugins, make_plugin_manager
+from guard_core.plugins import BUILTIN_PLUGINS, AdapterRegistry, Plugins, make_plugin_manager
 
 
 class _RunnerPlugin:
@@ -63,3 +65,15 @@ def test_the_first_registration_of_a_name_wins() -> None:
     registry.add_slicer("git", str)
     registry.add_slicer("git", repr)
     assert registry.slicers["git"] is str
+
+
+@pytest.mark.parametrize("name", BUILTIN_PLUGINS)
+def test_every_builtin_plugin_does_something(name: str) -> None:
+    pm = make_plugin_manager(builtins=(name,), autoload=False)
+    assert pm.get_hookcallers(pm.get_plugin(name)), f"{name} implements no guard hook"
+    register = getattr(importlib.import_module(name), "guard_register_adapters", None)
+    if register is not None:
+        registry = AdapterRegistry()
+        register(registry=registry)
+        tables = attrs.asdict(registry, recurse=False).values()
+        assert any(tables), f"{name}'s guard_register_adapters registers nothing"
