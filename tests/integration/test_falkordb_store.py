@@ -244,6 +244,36 @@ def test_the_last_shard_marks_the_base_complete_in_the_same_step(
     assert store.mark_shard("s4", 2, 2, tests=5) is True  # one empty shard is fine
 
 
+def test_repair_edges_are_written_where_both_ends_exist(store: FalkorGraphStore) -> None:
+    small_graph(store)
+    one, ghost = "tests/test_a.py::test_one", "tests/test_b.py::test_new"
+    pairs = [
+        ("pkg/a.py::top", one),
+        ("pkg/a.py::helper", one),
+        ("pkg/a.py::helper", one),  # one edge per pair
+        ("pkg/a.py::missing", one),
+        ("pkg/a.py::top", ghost),
+    ]
+    assert store.write_repair_edges(pairs, "s2") == 2
+    edges = store.covering_tests(["pkg/a.py::top", "pkg/a.py::helper", "pkg/a.py::root"])
+    assert {(e.function, e.test, e.source, e.confidence, e.evidence_count, e.last_verified_sha)
+            for e in edges} == {
+        ("pkg/a.py::top", one, "miss_repair", 1.0, 1, "s2"),
+        ("pkg/a.py::helper", one, "miss_repair", 1.0, 1, "s2"),
+    }  # fmt: skip
+    facts = store.function_facts(["pkg/a.py::top", "pkg/a.py::helper", "pkg/a.py::root"])
+    assert [facts[f"pkg/a.py::{q}"].no_evidence for q in ("top", "helper", "root")] == [
+        False,
+        False,
+        True,
+    ]
+    assert ghost not in store.all_tests()  # a repair never creates a test
+    assert store.write_repair_edges([("pkg/a.py::top", one)], "s3") == 1
+    [again] = store.covering_tests(["pkg/a.py::top"])
+    assert (again.evidence_count, again.last_verified_sha) == (2, "s3")
+    assert store.write_repair_edges([], "s3") == 0
+
+
 def test_repair_edge_and_run_record(store: FalkorGraphStore) -> None:
     small_graph(store)
     store.add_repair_edge("pkg/a.py::top", "tests/test_a.py::test_one", "s2")

@@ -179,17 +179,7 @@ class BasedGraphStore(FalkorGraphStore):
                     "RETURN f.id, t.id"
                 )
                 pairs.update((str(f), str(t)) for f, t in rows)
-        if not pairs:
-            return 0
-        rows = into._query(
-            "UNWIND $rows AS r MATCH (f:Function {id: r[0]}), (t:Test {id: r[1]}) "
-            "MERGE (f)-[c:COVERED_BY]->(t) SET c.source = 'miss_repair', c.confidence = 1.0, "
-            "c.evidence_count = coalesce(c.evidence_count, 0) + 1, "
-            "c.last_verified_sha = $sha, f.no_evidence = false RETURN count(c)",
-            {"rows": [list(p) for p in sorted(pairs)], "sha": sha},
-        )
-        into.refresh_no_evidence()
-        return int(rows[0][0]) if rows else 0
+        return into.write_repair_edges(pairs, sha)
 
     def _now(self) -> float:
         """The server's clock: clients that lease and prune may disagree about the time."""

@@ -343,19 +343,30 @@ class GraphWrites(GraphConnection):
     def clear_unproven(self) -> None:
         self._query("MATCH (f:Function) WHERE f.unproven = true SET f.unproven = NULL")
 
-    def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
-        """A ``miss_repair`` edge with confidence 1.0; clears the function's ``no_evidence``.
-        Both nodes must exist: a repair never creates a test that nothing collects."""
-        rows = self._query(
-            "MATCH (f:Function {id: $fid}) MATCH (t:Test {id: $tid}) "
+    def write_repair_edges(self, pairs: Iterable[tuple[str, str]], sha: str) -> int:
+        """A ``miss_repair`` edge with confidence 1.0, verified at ``sha``, per (function id,
+        test id) pair whose two nodes exist (a repair never creates a test that nothing
+        collects); clears the function's ``no_evidence``. The number of edges written."""
+        rows = [list(pair) for pair in sorted(set(pairs))]
+        if not rows:
+            return 0
+        found = self._query(
+            "UNWIND $rows AS r MATCH (f:Function {id: r[0]}) MATCH (t:Test {id: r[1]}) "
             "MERGE (f)-[c:COVERED_BY]->(t) "
             "SET c.source = 'miss_repair', c.confidence = 1.0, "
             "c.evidence_count = coalesce(c.evidence_count, 0) + 1, c.last_verified_sha = $sha, "
-            "f.no_evidence = false RETURN f.id",
-            {"fid": function_id, "tid": test_id, "sha": sha},
+            "f.no_evidence = false RETURN count(c)",
+            {"rows": rows, "sha": sha},
         )
-        if rows:
-            self.refresh_no_evidence()  # the test may have had no evidence before
+        written = int(found[0][0]) if found else 0
+        if written:
+            self.refresh_no_evidence()  # a test may have had no evidence before
+        return written
+
+    def add_repair_edge(self, function_id: str, test_id: str, sha: str) -> None:
+        """A ``miss_repair`` edge (see :meth:`write_repair_edges`); ``UnknownId`` when the
+        function or the test is not in the graph."""
+        if self.write_repair_edges([(function_id, test_id)], sha):
             return
         if not self._read("MATCH (f:Function {id: $id}) RETURN f.id", {"id": function_id}):
             raise UnknownId(
