@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import multiprocessing
 import os
+import shutil
+import signal
 import threading
 import time
 from pathlib import Path
@@ -216,6 +218,40 @@ def test_an_unused_server_stops_by_itself_and_keeps_its_graph(tmp_path: Path) ->
     finally:
         srv.stop()
     assert _until(lambda: not _watchdogs(srv.socket), 5)
+
+
+def _running(pid: int, program: bytes) -> bool:
+    try:
+        return program in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("watchdog_connected", [True, False], ids=["connected", "cut-off"])
+def test_an_unused_server_whose_state_folder_was_deleted_stops_all_the_same(
+    tmp_path: Path, watchdog_connected: bool
+) -> None:
+    srv = EmbeddedServer(tmp_path / "state", idle_s=2.0)
+    srv.ensure_running()
+    pid = srv.pid()
+    assert pid is not None
+    assert _until(lambda: bool(_watchdogs(srv.socket)), 5)
+    watchdogs = _watchdogs(srv.socket)
+    client = redis.Redis(unix_socket_path=str(srv.socket))
+    try:
+        client.set("k", "v")  # something to save, and nowhere left to save it
+        assert _until(lambda: client.info()["connected_clients"] == 2, 10), "no watchdog"
+        shutil.rmtree(tmp_path / "state")
+        if not watchdog_connected:  # it cannot reach the server again: its socket is gone
+            client.client_kill_filter(_type="normal", skipme=True)
+        client.close()
+        assert _until(lambda: not _running(pid, b"redis-server"), 40), "the server leaked"
+        assert _until(lambda: not _watchdogs(srv.socket), 5), "its watchdog should exit"
+    finally:
+        client.close()
+        for started, program in [(pid, b"redis-server")] + [(w, b"idle") for w in watchdogs]:
+            if _running(started, program):
+                os.kill(started, signal.SIGKILL)
 
 
 def test_a_server_without_an_idle_limit_has_no_watchdog(server: EmbeddedServer) -> None:

@@ -91,18 +91,7 @@ class EmbeddedServer:
             pid = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return None
-        except PermissionError:
-            return None
-        cmdline = Path(f"/proc/{pid}/cmdline")
-        if cmdline.exists():  # guard against a recycled pid
-            with contextlib.suppress(OSError):
-                if b"redis-server" not in cmdline.read_bytes():
-                    return None
-        return pid
+        return pid if is_redis_server(pid) else None
 
     def ping(self) -> bool:
         """Whether the server answers (it may still be loading the graph)."""
@@ -192,6 +181,7 @@ class EmbeddedServer:
                     str(pid),
                     str(self.socket),
                     str(self.idle_s),
+                    str(self.data_dir),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -272,7 +262,7 @@ class EmbeddedServer:
         server, module = _binaries()
         stale = self.pid()
         if stale is not None:  # alive but unreachable (its socket is gone): it can never answer
-            self._terminate(stale)
+            terminate(stale)
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
         try:
@@ -317,31 +307,48 @@ class EmbeddedServer:
             pass  # shutdown closes the connection; the pid check below decides
         finally:
             client.close()
-        if not self._wait_gone(pid, timeout):
-            self._terminate(pid)
+        if not wait_gone(pid, timeout):
+            terminate(pid)
         with contextlib.suppress(FileNotFoundError):
             self.socket.unlink()
 
-    def _terminate(self, pid: int) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        if not self._wait_gone(pid, 10.0):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            self._wait_gone(pid, 5.0)
 
-    @staticmethod
-    def _wait_gone(pid: int, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return True
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)  # reap when it happens to be our child
-            time.sleep(0.02)
+def is_redis_server(pid: int) -> bool:
+    """Whether ``pid`` is a live redis-server of this user (not a recycled pid)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
         return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        with contextlib.suppress(OSError):
+            return b"redis-server" in cmdline.read_bytes()
+    return True
+
+
+def terminate(pid: int) -> None:
+    """Stop a server that SHUTDOWN did not stop: SIGTERM, then SIGKILL (a server that cannot
+    save its graph refuses to exit on SIGTERM)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if not wait_gone(pid, 10.0):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        wait_gone(pid, 5.0)
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` exits within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap when it happens to be our child
+        time.sleep(0.02)
+    return False
 
 
 @attrs.frozen
