@@ -54,10 +54,15 @@ def bench(spec: str, base: str | None = None) -> None:
         testmon = timed([python, "-m", "pytest", "-q", "--testmon"], repo)  # needs the cache
         rows.append((base, guard, unwatched, testmon))
     drop_testmon(repo)
+    # a module of the package (under src/ where the project has one), not docs or tests
+    files = sorted(git(repo, "ls-files", "*.py").split())
+    package = [p for p in files if p.startswith("src/")] or files
     source = next(
         p
-        for p in sorted(git(repo, "ls-files", "src/*.py", "*.py").split())
-        if "test" not in p and not p.endswith(("__init__.py", "__main__.py", "conftest.py"))
+        for p in package
+        if not p.startswith(("docs/", "doc/", "tests/", "examples/"))
+        and "test" not in p.rpartition("/")[2]
+        and not p.endswith(("__init__.py", "__main__.py", "conftest.py", "setup.py"))
     )
     edit(repo / source)
     git(repo, "commit", "-qam", "bench: one changed function")
