@@ -108,3 +108,49 @@ def test_a_failing_test_or_full_measures_the_whole_suite(tmp_path: Path, cli: An
     again = cli("ingest-coverage", str(repo), "--full")
     assert (again["incremental"], again["full_because"]) == (False, "asked for")
     assert head_sha(repo) == sha
+
+
+REGISTRY = {
+    "pkg/__init__.py": "",
+    "pkg/registry.py": "HANDLERS = []\n\n\ndef dispatch(x):\n    return [h(x) for h in HANDLERS]\n",
+    "pkg/extra.py": (
+        "from pkg.registry import HANDLERS\n\n\ndef handle(x):\n    return x * 2\n\n\n"
+        "HANDLERS.append(handle)\n"
+    ),
+    "pkg/core.py": "def core(x):\n    return x + 1\n",
+    # test_a runs handle() only because test_b's module, imported at collection, registered it
+    "tests/test_a.py": (
+        "from pkg.core import core\nfrom pkg.registry import dispatch\n\n\n"
+        "def test_a():\n    dispatch(1)\n    assert core(1) == 2\n"
+    ),
+    "tests/test_b.py": "import pkg.extra\n\n\ndef test_b():\n    assert pkg.extra.handle(1) == 2\n",
+}
+
+
+def test_re_measured_tests_see_what_every_test_module_s_import_set_up(
+    tmp_path: Path, cli: Any
+) -> None:
+    repo = make_repo(tmp_path / "proj", REGISTRY)
+    cli("ingest-coverage", str(repo))
+    commit(repo, "pkg/core.py", "def core(x):\n    return 1 + x\n")  # test_a re-measured
+    assert cli("ingest-coverage", str(repo))["incremental"] is True
+    extra = repo / "pkg/extra.py"
+    extra.write_text(extra.read_text().replace("x * 2", "x * 3"))
+    # the whole suite runs test_a after test_b's import: it breaks with handle()
+    assert set(cli("check", "--repo", str(repo))["tests"]) == {
+        "tests/test_a.py::test_a",
+        "tests/test_b.py::test_b",
+    }
+
+
+def test_what_a_single_run_cannot_carry_is_measured_whole(tmp_path: Path, cli: Any) -> None:
+    repo = make_repo(tmp_path / "proj", FILES)
+    cli("ingest-coverage", str(repo), "--runs", "2")  # a union of two runs
+    commit(repo, "pkg/text.py", "def shout(s):\n    return s.upper() + ''\n")
+    merged = cli("ingest-coverage", str(repo))
+    assert merged["incremental"] is False and merged["tests"] == 3
+
+    (repo / "pkg/calc.py").write_text(FILES["pkg/calc.py"].replace("x + 1", "1 + x"))
+    dirty = cli("ingest-coverage", str(repo))  # evidence of HEAD is measured on HEAD's tree
+    assert dirty["incremental"] is False
+    assert dirty["full_because"] == "the working tree has uncommitted changes"

@@ -198,8 +198,17 @@ def ingest_coverage_cmd(
 
 def _carry_evidence(ws: Guard, as_json: bool, started: float) -> str | None:
     """The incremental ingest; None when it is done, else why the whole suite is measured."""
+    from guard_adapters.git.repo import git
+    from guard_adapters.git.snapshot import working_tree_id
     from guard_core.remeasure import remeasure_changed
 
+    repo = ws.settings.repo
+    try:
+        committed = str(git(repo, "rev-parse", "HEAD^{tree}")).strip()
+        if working_tree_id(repo) != committed:  # its evidence would be a snapshot's
+            return "the working tree has uncommitted changes"
+    except Exception as exc:
+        return f"cannot compare the working tree with HEAD ({exc})"
     with progress_bar("re-measuring changed tests"):
         try:
             done = remeasure_changed(ws)

@@ -140,6 +140,8 @@ class CoverageRefresher:
         cs = decision.change_set
         if not info.coverage_complete or not info.coverage_sha or cs.base != info.coverage_sha:
             return "the decision does not diff against complete evidence"
+        if info.coverage_runs > 1:  # a refresh measures once: the union of runs would shrink
+            return f"the evidence merges {info.coverage_runs} runs of the suite"
         if cs.problems:
             return "the change could not be read fully"
         if any(f.kind is FileKind.RENAMED and f.path.endswith(".py") for f in cs.files):
@@ -172,6 +174,8 @@ class CoverageRefresher:
                 if target is None:
                     return "evidence not refreshed: the tree has evidence, or its base is gone"
                 done = self._write(target, session, result, sha)
+                # the repairs of `guard feedback` recorded on other bases, as a full ingest
+                store.carry_repairs(target, sha)
                 store.prune_bases(protect=[sha])
                 return done
             except Exception as exc:  # the graph stays marked incomplete
@@ -232,8 +236,12 @@ class CoverageRefresher:
         if len(lineage) > _MAX_LINEAGE:  # fold the old stamps into the new base, one query
             store.restamp_edges(lineage, sha)
             lineage = []
+        # new code, and renamed code (its node is new, its old edges gone): no test that did
+        # not run here proves it unexercised
         store.mark_unproven(
-            r.id for r in session.decision.change_set.regions if r.kind is ChangeKind.ADDED
+            r.id
+            for r in session.decision.change_set.regions
+            if r.kind in (ChangeKind.ADDED, ChangeKind.RENAMED)
         )
         store.update_ingest_info(
             coverage_sha=sha, coverage_complete=True, known_failures=known, lineage=lineage
@@ -259,7 +267,7 @@ class CoverageRefresher:
             new = (self.repo / path).read_text(encoding="utf-8").splitlines()
             mapping = line_mapping(old, new)
             for edge in store.covering_tests(ids_by_file.get(path, [])):
-                if edge.test in ran or edge.source != "coverage" or not edge.lines:
+                if edge.test in ran or not edge.lines:  # repaired misses' lines move too
                     continue
                 moved = remap_edge_lines(edge.lines, mapping)
                 if moved != edge.lines:

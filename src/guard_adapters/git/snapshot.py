@@ -26,7 +26,7 @@ _IDENTITY = {
 
 def working_tree_id(repo: Path) -> str:
     """The git tree id of the working tree (tracked and untracked, not ignored, without
-    Guard's state folder)."""
+    Guard's state folder and bytecode caches)."""
     out = git(repo, "rev-parse", "--path-format=absolute", "--git-path", "index")
     index = Path(str(out).strip())
     with tempfile.TemporaryDirectory(prefix="guard-index-") as tmp:
@@ -34,7 +34,10 @@ def working_tree_id(repo: Path) -> str:
         if index.exists():
             shutil.copy2(index, scratch)  # its mtime too: git tells racily clean entries by it
         env = {"GIT_INDEX_FILE": str(scratch)}
-        git(repo, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}", env=env)
+        # bytecode caches are no change of the code: without this exclusion every tree that
+        # ran Python (and lacks a .gitignore for them) would differ from its commit
+        git(repo, "add", "-A", "--", ".", f":(exclude){STATE_DIR.rstrip('/')}",
+            ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.py[co]", env=env)  # fmt: skip
         return str(git(repo, "write-tree", env=env)).strip()
 
 

@@ -48,6 +48,7 @@ from guard_adapters.pytest.labels import (
     SESSION,
 )
 from guard_adapters.pytest.memo import MemoWatcher
+from guard_adapters.pytest.node_ids import MEASURED_IDS, belongs_to
 from guard_adapters.pytest.processes import (
     AUDITED,
     CHILD_SITE,
@@ -297,15 +298,21 @@ class GuardCollector:
         (self.out / f"total-{self.worker}").write_text(str(len(session.items)))
 
     def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
-        if not self.shard:
+        wanted = _measured_ids()
+        if not self.shard and wanted is None:
             return
-        index, count = self.shard
         keep: list[Any] = []
         drop: list[Any] = []
         for item in items:
-            file = self._repo_id(item.nodeid).split("::", 1)[0]
-            bucket = sum(file.encode()) % count  # by file, so module fixtures stay together
-            (keep if bucket == index - 1 else drop).append(item)
+            nodeid = self._repo_id(item.nodeid)
+            if wanted is not None:
+                kept = belongs_to(nodeid, wanted)
+            else:
+                assert self.shard is not None
+                index, count = self.shard
+                file = nodeid.split("::", 1)[0]
+                kept = sum(file.encode()) % count == index - 1  # by file: module fixtures stay
+            (keep if kept else drop).append(item)
         items[:] = keep
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -404,6 +411,15 @@ class GuardCollector:
             return {}
         tracker = self.swapper.tracker
         return {"dicts": self.swapper.swapped, "segments": tracker.opened, "fills": tracker.fills}
+
+
+def _measured_ids() -> set[str] | None:
+    """The ids to measure when the whole suite is collected but only some tests run (a
+    refresh): collecting every test module runs the import-time code a whole run shares."""
+    path = os.environ.get(MEASURED_IDS)
+    if not path:
+        return None
+    return {line for line in Path(path).read_text(encoding="utf-8").splitlines() if line}
 
 
 def pytest_addoption(parser: Any) -> None:

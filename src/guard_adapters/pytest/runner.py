@@ -16,6 +16,7 @@ from typing import Any
 import guard_adapters
 from guard_adapters.git.repo import head_sha
 from guard_adapters.pytest.environment import interpreter
+from guard_adapters.pytest.node_ids import MEASURED_IDS
 from guard_adapters.pytest.projects import (
     group_by_project,
     nested_in,
@@ -121,6 +122,13 @@ class PytestRunner:
             report = Path(tmp) / "report.json"
             env = self.environment(report, repo, collect_to)
             folder = repo / project if project else repo
+            if collect_to is not None and tests:
+                # measured: collect the whole suite and run only ``tests``, so that the code
+                # every test module's import runs is there, as in the ingest's whole run
+                measured = Path(tmp) / "measured.txt"
+                measured.write_text("\n".join(tests), encoding="utf-8")
+                env[MEASURED_IDS] = str(measured)
+                tests = None
             cmd = self.command(tests, measuring=collect_to is not None)
             if not tests:  # the whole suite: other projects inside this one run on their own
                 cmd += [f"--ignore={posixpath.relpath(p, project or '.')}" for p in ignore]

@@ -184,14 +184,11 @@ def _runs_all(decision: Any) -> bool:
 
 
 def _wanted(nodeid: str, selected: set[str], prefix: str = "") -> bool:
-    """Whether an item belongs to a selected id: itself, its test function (parameters
-    collapse into it), or a file or class it lives in."""
-    nodeid = _repo_id(nodeid, prefix)
-    base = nodeid.split("[", 1)[0]
-    if nodeid in selected or base in selected:
-        return True
-    parts = base.split("::")
-    return any("::".join(parts[:i]) in selected for i in range(1, len(parts)))
+    """Whether an item belongs to a selected id (:func:`belongs_to`), its id taken from the
+    repository root."""
+    from guard_adapters.pytest.node_ids import belongs_to
+
+    return belongs_to(_repo_id(nodeid, prefix), selected)
 
 
 @pytest.hookimpl(trylast=True)
