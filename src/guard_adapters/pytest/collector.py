@@ -48,7 +48,7 @@ from guard_adapters.pytest.labels import (
     SESSION,
 )
 from guard_adapters.pytest.memo import MemoWatcher
-from guard_adapters.pytest.node_ids import MEASURED_IDS, belongs_to
+from guard_adapters.pytest.node_ids import MEASURED_IDS, belongs_to, unmatched
 from guard_adapters.pytest.processes import (
     AUDITED,
     CHILD_SITE,
@@ -301,6 +301,10 @@ class GuardCollector:
         wanted = _measured_ids()
         if not self.shard and wanted is None:
             return
+        if wanted is not None:
+            missing = unmatched(wanted, [self._repo_id(item.nodeid) for item in items])
+            if missing:  # as pytest answers these ids on its command line: a usage error
+                raise pytest.UsageError(f"not found: {' '.join(missing[:5])}")
         keep: list[Any] = []
         drop: list[Any] = []
         for item in items:

@@ -17,3 +17,15 @@ def belongs_to(nodeid: str, selected: Collection[str]) -> bool:
         return True
     parts = base.split("::")
     return any("::".join(parts[:i]) in selected for i in range(1, len(parts)))
+
+
+def unmatched(selected: Collection[str], nodeids: Collection[str]) -> list[str]:
+    """The selected ids no collected item belongs to (what pytest calls "not found" when the
+    ids are on its command line)."""
+    covered: set[str] = set()
+    for nodeid in nodeids:
+        base = nodeid.split("[", 1)[0]
+        covered.update((nodeid, base))
+        parts = base.split("::")
+        covered.update("::".join(parts[:i]) for i in range(1, len(parts)))
+    return sorted(set(selected) - covered)
