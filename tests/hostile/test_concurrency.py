@@ -78,7 +78,9 @@ def next_commit(shared: Sample) -> Iterator[dict[str, Any]]:
     git(shared.repo, "add", "-A")
     git(shared.repo, "commit", "-qm", "sub")
     started = time.perf_counter()
-    code, out, err = finish(spawn(shared, "ingest-coverage", str(shared.repo), "--json"))
+    # the whole suite: these scenarios interrupt and race full ingests (an incremental one
+    # re-measures one test here, and is over before most interruptions)
+    code, out, err = finish(spawn(shared, "ingest-coverage", str(shared.repo), "--json", "--full"))
     duration = time.perf_counter() - started
     assert code == 0, out + err
     info = {"sha": git(shared.repo, "rev-parse", "HEAD").strip(), "duration": duration}
@@ -123,7 +125,7 @@ def test_ctrl_c_mid_ingest_keeps_the_evidence_whole(
     git(sample.repo, "checkout", "-q", "next")
     before_tree = tree_state(sample.repo)
     old = graph_counts(sample.env, sample.repo)
-    proc = spawn(sample, "ingest-coverage", str(sample.repo), "--json")
+    proc = spawn(sample, "ingest-coverage", str(sample.repo), "--json", "--full")
     time.sleep(fraction * next_commit["duration"])
     interrupted = proc.poll() is None
     if interrupted:
@@ -174,12 +176,12 @@ def test_ctrl_c_mid_ingest_keeps_the_evidence_whole(
 def test_interrupted_ingest_then_ingest_again(sample: Sample, next_commit: dict[str, Any]) -> None:
     """After a Ctrl-C, the next ingest completes and writes what a clean one does."""
     git(sample.repo, "checkout", "-q", "next")
-    proc = spawn(sample, "ingest-coverage", str(sample.repo), "--json")
+    proc = spawn(sample, "ingest-coverage", str(sample.repo), "--json", "--full")
     time.sleep(0.5 * next_commit["duration"])
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGINT)
     finish(proc, timeout=60)
-    out = sample.guard("ingest-coverage", str(sample.repo), "--json")
+    out = sample.guard("ingest-coverage", str(sample.repo), "--json", "--full")
     assert_no_traceback(out)
     assert out.returncode == 0, out.describe()
     counts, complete = graph_counts(sample.env, sample.repo), dict(next_commit["counts"])
@@ -187,3 +189,21 @@ def test_interrupted_ingest_then_ingest_again(sample: Sample, next_commit: dict[
     # a loaded machine may let the first ingest finish (and record its run) before the signal
     assert counts.pop("runs") in (runs, runs + 1)
     assert counts == complete
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.15, 0.3])
+def test_ctrl_c_mid_incremental_ingest_leaves_a_graph_that_selects_what_breaks(
+    sample: Sample, next_commit: dict[str, Any], fraction: float
+) -> None:
+    """An incremental ingest interrupted anywhere (the check, the run, the writes) leaves the
+    old evidence or a graph marked incomplete: the next check still selects what an edit breaks."""
+    git(sample.repo, "checkout", "-q", "next")
+    proc = spawn(sample, "ingest-coverage", str(sample.repo), "--json")
+    time.sleep(fraction * next_commit["duration"])
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    code, out, err = finish(proc, timeout=60)
+    assert TRACEBACK not in out + err, f"a traceback after Ctrl-C (exit {code}):\n{err[-3000:]}"
+    replace(sample.repo, "pkg/core.py", "return a * b", "return a * b + 1")
+    assert_wider(sample.check(), MUL, sample.suite)
+    git(sample.repo, "checkout", "-q", "--", "pkg/core.py")
