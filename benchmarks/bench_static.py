@@ -26,13 +26,14 @@ from guard_adapters.python.slicer import GitSlicer
 SPEC = sys.argv[1] if len(sys.argv) > 1 else "networkx==3.4.2"
 
 
-def edit(path: Path) -> None:
-    """Insert a ``pass`` before the first indented ``return`` (a real, always valid change)."""
+def edit(path: Path, statement: str = "pass") -> None:
+    """Insert ``statement`` before the first indented ``return`` (an always valid change; a
+    ``pass`` changes the text only, an assignment the behaviour too)."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for i, line in enumerate(lines):
         if line.startswith("    ") and line.lstrip().startswith("return "):
             indent = line[: len(line) - len(line.lstrip())]
-            lines.insert(i, f"{indent}pass\n")
+            lines.insert(i, f"{indent}{statement}\n")
             break
     path.write_text("".join(lines), encoding="utf-8")
 
