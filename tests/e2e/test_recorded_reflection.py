@@ -38,6 +38,13 @@ FILES = {
         "def defaults(fn):\n"
         "    return [p.default for p in inspect.signature(fn).parameters.values()]\n"
     ),
+    "pkg/defaults.py": (
+        "class Conf:\n    mode = 'fast'\n    other = 1\n\n\nKEY = 'mode'\n\n\n"
+        "def pick(value=getattr(Conf, KEY)):\n    return value\n"
+    ),
+    "tests/test_defaults.py": (
+        "from pkg.defaults import pick\n\n\ndef test_pick():\n    assert pick() == 'fast'\n"
+    ),
     "tests/__init__.py": "",
     "tests/test_lookup.py": (
         "from pkg.lookup import Settings, Shell, lookup\n\n\n"
@@ -72,6 +79,9 @@ def _tests(names: tuple[str, ...]) -> set[str]:
         ("pkg/introspect.py", "factor=2", "factor=5",
          ("test_introspect.py::test_defaults_of_scale",),
          ("test_introspect.py::test_arity_of_a_lambda",)),
+        # a default looked up where the function is defined: not in the function's own record
+        ("pkg/defaults.py", "mode = 'fast'", "mode = 'slow'", ("test_defaults.py::test_pick",),
+         ()),
     ],
 )  # fmt: skip
 def test_a_read_by_computed_name_reads_what_the_run_looked_up(

@@ -422,6 +422,16 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
     assert fn.attributes == reads
 
 
+def test_a_read_in_a_definitions_header_is_not_in_its_record() -> None:
+    """Defaults and decorators run where the function is defined, not in its calls."""
+    regions = extract_regions(
+        "m.py", "@deco(getattr(C, K))\ndef f(d, k=getattr(C, K)):\n    return getattr(d, k)\n"
+    )
+    (fn,) = regions.functions()
+    assert fn.attribute_spans["*~"] == {(3, 3)}
+    assert fn.attribute_spans["*"] == {(1, 1), (2, 2)}
+
+
 @pytest.mark.parametrize(
     ("header", "call", "read"),
     [

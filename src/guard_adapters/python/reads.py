@@ -206,6 +206,27 @@ def _guarded(node: ast.AST) -> set[int]:
     return out
 
 
+def _header(node: ast.AST) -> set[int]:
+    """Nodes of a definition that run in the enclosing scope (decorators, defaults,
+    annotations, bases): a call there is recorded against the enclosing code's lines."""
+    parts: list[ast.AST | None]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = node.args
+        parts = [
+            *node.decorator_list,
+            *args.defaults,
+            *args.kw_defaults,
+            node.returns,
+            *(a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)),
+            *(a.annotation for a in (args.vararg, args.kwarg) if a is not None),
+        ]
+    elif isinstance(node, ast.ClassDef):
+        parts = [*node.decorator_list, *node.bases, *node.keywords]
+    else:
+        return set()
+    return {id(n) for part in parts if part is not None for n in ast.walk(part)}
+
+
 def _patched(call: ast.Call, name: str) -> set[str]:
     """Attributes a mock replaces (``patch("m.C.f")``, ``patch.multiple(C, f=...)``): a test
     that calls through the mock never runs ``f``, yet an autospec mock checks its signature."""
@@ -262,6 +283,8 @@ def attribute_read_spans(
     )
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     guarded = _guarded(node) if called else set()
+    recorded = recorded if recorded and called else frozenset()
+    elsewhere = _header(node) if recorded else set()
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
@@ -282,7 +305,8 @@ def attribute_read_spans(
                 text = text if isinstance(text, str) else None
                 introspects = name in ("getattr", "hasattr") and text and _dunder(text)
                 if text is None:
-                    add(COMPUTED if _spelling(n.func) in recorded else "*", n)
+                    here = _spelling(n.func) in recorded and id(n) not in elsewhere
+                    add(COMPUTED if here else "*", n)
                 elif not (introspects and _root(n.args[0]) in stdlib):
                     add(text, n)
             elif name in _OPEN_READS:
@@ -290,7 +314,8 @@ def attribute_read_spans(
             if name in _DOC_READS or name == "pydoc":
                 add("__doc__", n)
             if name in _SIGNATURE_READS:
-                add(INTROSPECTED if _spelling(n.func) in recorded else "__signature__", n)
+                here = _spelling(n.func) in recorded and id(n) not in elsewhere
+                add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
 
 
