@@ -10,6 +10,7 @@ from pathlib import Path
 import attrs
 
 from guard_adapters.git.repo import git, repo_root, tracked_files
+from guard_adapters.interrupts import interrupts_deferred
 from guard_adapters.libcst.index import RawIndex, content_sha, index_file
 from guard_adapters.libcst.shared_index import IndexJob, index_key, keep, lookup
 from guard_adapters.pytest.layout import load_layout
@@ -138,13 +139,15 @@ def write_static(
     """Write the index; ``tree_sha``: the commit whose tree it parsed (default HEAD), which
     a check compares with the evidence's before trusting the index's lines."""
     results = indexed.results
-    store.remove_files(plan.removed)
-    store.write_files([_to_file_index(r) for r in results])
     head = (
         tree_sha
         or str(git(plan.root, "rev-parse", "--verify", "--quiet", "HEAD", check=False)).strip()
     )
-    store.update_ingest_info(static_sha=head or None)
+    files = [_to_file_index(r) for r in results]
+    with interrupts_deferred():  # the index is the old one or the new one, never a mix
+        store.remove_files(plan.removed)
+        store.write_files(files)
+        store.update_ingest_info(static_sha=head or None)
     return StaticReport(
         indexed=len(results),
         reused=indexed.reused,
