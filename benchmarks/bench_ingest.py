@@ -1,5 +1,6 @@
 """Evidence-collection overhead, side by side in one run: a plain `pytest` of the suite, the
-same suite under Guard's collector (`guard ingest-coverage --full`), and under
+same suite under Guard's collector (`guard ingest-coverage --full`; also without its cache
+watchers, and without its record of reflective calls), and under
 `pytest --testmon`; then a second commit's ingest after a one-file change (`guard
 ingest-coverage` carries the evidence of the tests the change does not select).
 
@@ -50,9 +51,11 @@ def bench(spec: str, base: str | None = None) -> None:
         guard = timed(ingest, repo)
         # without the cache watchers (functools caches and plain dicts)
         unwatched = timed(ingest, repo, GUARD_COLLECT_MEMO="0", GUARD_COLLECT_DICTS="0")
+        # without recording what reflective calls were given (getattr's names...)
+        unrecorded = timed(ingest, repo, GUARD_COLLECT_REFLECT="0")
         drop_testmon(repo)
         testmon = timed([python, "-m", "pytest", "-q", "--testmon"], repo)  # needs the cache
-        rows.append((base, guard, unwatched, testmon))
+        rows.append((base, guard, unwatched, unrecorded, testmon))
     drop_testmon(repo)
     # a change of one function that some tests run: the first module of the package (under
     # src/ where the project has one) whose edit a check answers with a subset of tests
@@ -82,13 +85,14 @@ def bench(spec: str, base: str | None = None) -> None:
         finally:
             git(repo, "reset", "-q", "--hard", "HEAD~1")
     subprocess.run([guard_bin, "server", "stop", "--repo", str(repo)], capture_output=True)
-    base, guard, unwatched, testmon = (min(col) for col in zip(*rows, strict=True))
+    base, guard, unwatched, unrecorded, testmon = (min(col) for col in zip(*rows, strict=True))
     version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"],
                              capture_output=True, text=True).stdout.strip()  # fmt: skip
     print(
         f"{spec} on Python {version}: plain pytest {base:.1f} s | "
         f"guard ingest-coverage {guard:.1f} s ({guard / base:.2f}x; "
-        f"{unwatched:.1f} s without the cache watchers, +{guard / unwatched - 1:.0%}) | "
+        f"{unwatched:.1f} s without the cache watchers, +{guard / unwatched - 1:.0%}; "
+        f"{unrecorded:.1f} s without the reflection record, +{guard / unrecorded - 1:.0%}) | "
         f"pytest --testmon {testmon:.1f} s ({testmon / base:.2f}x)"
         f"   (best of 2; target <= 1.3x)"
     )

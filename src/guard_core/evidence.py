@@ -35,6 +35,21 @@ class RunEvidence:
     spawners: frozenset[str] = frozenset()
     # doctest items: the code they run lives in docstrings, and reads names no index sees
     doctests: frozenset[str] = frozenset()
+    # per test and function, what its recorded reflective calls were given (CoverEdge.names),
+    # in the files where the run recorded every such call; elsewhere nothing is known
+    reflected: dict[str, dict[str, frozenset[str]]] = attrs.field(factory=dict)
+    recorded_files: frozenset[str] = frozenset()
+
+    def names(self, test: str, function: str) -> frozenset[str] | None:
+        """``CoverEdge.names`` of one edge: None where the run did not record them all (a
+        file it did not watch, a test whose child processes ran code, a data file)."""
+        known = self.reflected.get(test, {}).get(function)
+        if known is not None:
+            return known
+        path, sep, _ = function.partition("::")
+        if not sep or path not in self.recorded_files or test in self.spawners:
+            return None
+        return frozenset()
 
 
 @attrs.frozen
@@ -75,9 +90,9 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
             flaky[test] = round(deviating / n, 4)
         for fid, seen in sorted(counts.items()):
             known = frozenset() if UNKNOWN_LINE in lines[fid] else frozenset(lines[fid])
-            shared = all(
-                fid in r.shared_only.get(test, ()) for r in runs if fid in r.executed.get(test, {})
-            )
+            saw = [r for r in runs if fid in r.executed.get(test, {})]
+            shared = all(fid in r.shared_only.get(test, ()) for r in saw)
+            recorded = [r.names(test, fid) for r in saw]
             edges.append(
                 CoverEdge(
                     function=fid,
@@ -86,6 +101,9 @@ def merge_runs(runs: Sequence[RunEvidence]) -> tuple[list[CoverEdge], dict[str, 
                     evidence_count=seen,
                     lines=known,
                     shared=shared,
+                    names=None
+                    if any(r is None for r in recorded)
+                    else frozenset().union(*recorded),  # type: ignore[arg-type]
                 )
             )
     return edges, flaky
@@ -108,6 +126,7 @@ def iter_edges(run: RunEvidence) -> Iterator[CoverEdge]:
                 test=test,
                 lines=frozenset() if UNKNOWN_LINE in seen else frozenset(seen),
                 shared=fid in shared_only,
+                names=run.names(test, fid),
             )
 
 

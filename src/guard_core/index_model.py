@@ -3,9 +3,29 @@ class bodies, as the indexer writes them and the graph gives them back."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import attrs
 
 from guard_core.model import unit_interval
+
+COMPUTED = "*~"
+"""An attribute fact: attributes read by a computed name through a builtin whose arguments a
+measured run records (``getattr(o, key)``); for one test, the names its run looked up there
+(:attr:`~guard_core.model.CoverEdge.names`)."""
+
+INTROSPECTED = "__signature__~"
+"""An attribute fact: a signature read by an introspection call whose argument a measured run
+records (``inspect.signature(f)``); for one test, the objects its run gave it."""
+
+
+def reflective_facts(names: Iterable[str]) -> set[str]:
+    """The attribute facts that read any of the attribute ``names``: themselves, reads by
+    computed names, and the recorded signature introspection for ``__signature__``."""
+    out = {*names, "*", COMPUTED}
+    if "__signature__" in out:
+        out.add(INTROSPECTED)
+    return out
 
 
 @attrs.frozen
@@ -52,7 +72,8 @@ class FunctionNode:
     # module and class bodies: what each top-level statement binds (in order) and reads
     bindings: tuple[StatementBinding, ...] = ()
     statement_refs: tuple[StatementRead, ...] = ()
-    # attribute names read on any object (``x.name``); "*": by computed names (``vars``)
+    # attribute names read on any object (``x.name``); "*": by computed names (``vars``);
+    # COMPUTED and INTROSPECTED: reads whose names or objects a measured run records
     attributes: tuple[str, ...] = ()
     memo: bool = False  # keeps results in a container that outlives the call, reads them back
     # functions: the lines of the expressions that make each read, keyed like a reader's

@@ -228,6 +228,10 @@ class CoverEdge:
     # reached only through set-up every test shares (start-up, a module's first import), not
     # by anything the test itself did: evidence for the edge, not a tie to the module
     shared: bool = False
+    # what the function's recorded reflective calls were given for this test: ".name" for an
+    # attribute looked up by a computed name, "=module.qualname" for an object whose signature
+    # was introspected ("=?" one without a name); None: not recorded
+    names: frozenset[str] | None = None
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from guard_core.index_model import BodyStatements
+from guard_core.index_model import COMPUTED, BodyStatements
 from guard_core.model import (
     CLASS_BODY,
     MODULE_SCOPE,
@@ -28,6 +28,7 @@ from guard_core.model import (
     split_id,
 )
 from guard_core.ports import EvidenceReader
+from guard_core.recorded_reads import only_recorded, recorded_edges
 
 _MAX_NAME_ROUNDS = 8  # import-time bindings followed this deep, then run-all
 
@@ -187,7 +188,7 @@ def _readers(
     held_by_tests = {f.rpartition(".")[2] for f in functions & called} - wanted
     attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests else []
     indexed = attr_rows is not None
-    star = {fid for fid, a in attr_rows or () if a == "*"}
+    star = {fid for fid, a in attr_rows or () if a == "*"}  # COMPUTED: its names are recorded
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
     # Python reads a class's dunders implicitly (__slots__, __eq__, __init__): every holder
@@ -218,7 +219,7 @@ def _readers(
     for fid, attr in attr_rows or ():
         if attr in held_by_tests and not _in_tests(fid):
             continue
-        if attr != "*" or objects:  # "*": by computed names
+        if attr not in ("*", COMPUTED) or objects:  # by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
     return out, ungated
 
@@ -273,8 +274,9 @@ def select_readers(
         )
         missing = [f for f in plain if f not in evidence]
         # a gated reader needs each test's edge with its lines; the others, only the tests
-        by_lines = [f for f in missing if f in lines]
-        extra = store.tests_covering([f for f in missing if f not in lines], min_confidence)
+        value_gate = gate is not None and gate.applies  # the index and the evidence agree
+        by_lines = [f for f in missing if f in lines or (value_gate and only_recorded(plain[f]))]
+        extra = store.tests_covering([f for f in missing if f not in by_lines], min_confidence)
         extra += store.covering_tests(by_lines, min_confidence) if by_lines else []
         by_fn: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in extra:
@@ -282,7 +284,10 @@ def select_readers(
         for fid, refs in plain.items():
             via = f"{fid} reads {', '.join(sorted(refs))}"
             edges = evidence.get(fid, by_fn.get(fid, []))
-            for e in gated_edges(edges, lines.get(fid)):
+            gated = gated_edges(edges, lines.get(fid))
+            if value_gate:
+                gated = recorded_edges(gated, refs, pending)
+            for e in gated:
                 selection.add(e.test, Reason("reads-changed-name", via, e.confidence))
         _select_memo_users(store, plain, selection, min_confidence)
         pending = names_closure(store, follow - seen) - seen

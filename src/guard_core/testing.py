@@ -7,7 +7,7 @@ from pathlib import Path
 
 import attrs
 
-from guard_core.index_model import BodyStatements, FileIndex
+from guard_core.index_model import BodyStatements, FileIndex, reflective_facts
 from guard_core.model import ChangeSet, CoverEdge, GraphStats, IngestInfo, RunRecord, split_id
 from guard_core.ports import Caller, FunctionFacts
 
@@ -98,7 +98,7 @@ class FakeStore:
     def attribute_readers(self, names: Iterable[str]) -> list[tuple[str, str]] | None:
         if self.attributes is None:
             return None
-        wanted = {*names, "*"}
+        wanted = reflective_facts(names)
         return [
             (f, a) for f, attrs_ in sorted(self.attributes.items()) for a in attrs_ if a in wanted
         ]

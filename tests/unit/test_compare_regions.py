@@ -406,7 +406,9 @@ def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
         ("with pytest.raises(TypeError):\n        d.get(k)", {"raises()", "get"}),
         ("with open(k):\n        d.get(k)", {"get()"}),  # open() is not an expected failure
         ("return getattr(d, 'get')", {"get"}),
-        ("return getattr(d, k)", {"*"}),
+        ("return getattr(d, k)", {"*~"}),  # its names are recorded at run time
+        ("getattr = print\n    return getattr(d, k)", {"*"}),  # not the builtin
+        ("return vars(d)[k]", {"*"}),  # not recorded
         (
             "with mock.patch('pkg.m.C.get', autospec=True):\n        return k.run()",
             {"patch()", "get", "run()"},
@@ -418,6 +420,39 @@ def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> N
     regions = extract_regions("m.py", f"def f(d, k):\n    {body}\n")
     (fn,) = regions.functions()
     assert fn.attributes == reads
+
+
+def test_a_read_in_a_definitions_header_is_not_in_its_record() -> None:
+    """Defaults and decorators run where the function is defined, not in its calls."""
+    regions = extract_regions(
+        "m.py", "@deco(getattr(C, K))\ndef f(d, k=getattr(C, K)):\n    return getattr(d, k)\n"
+    )
+    (fn,) = regions.functions()
+    assert fn.attribute_spans["*~"] == {(3, 3)}
+    assert fn.attribute_spans["*"] == {(1, 1), (2, 2)}
+
+
+@pytest.mark.parametrize(
+    ("header", "call", "read"),
+    [
+        ("import inspect", "inspect.signature(g)", "__signature__~"),
+        ("import inspect as ins", "ins.getfullargspec(g)", "__signature__~"),
+        ("from inspect import signature", "signature(g)", "__signature__~"),
+        ("import typing", "typing.get_type_hints(g)", "__signature__~"),
+        # another library's function of the same name is not recorded
+        ("from funcsigs import signature", "signature(g)", "__signature__"),
+        ("from inspect import signature\nsignature = None", "signature(g)", "__signature__"),
+        ("import funcsigs as inspect", "inspect.signature(g)", "__signature__"),
+        ("from m2 import *\nimport inspect", "inspect.signature(g)", "__signature__"),
+    ],
+)
+def test_a_signature_read_is_recorded_only_through_the_standard_library(
+    header: str, call: str, read: str
+) -> None:
+    regions = extract_regions("m.py", f"{header}\ndef f(g):\n    return {call}\n")
+    (fn,) = regions.functions()
+    assert read in fn.attributes
+    assert {"__signature__", "__signature__~"} - {read} & fn.attributes == set()
 
 
 STDLIB_READS = """import tokenize

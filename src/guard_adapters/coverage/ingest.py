@@ -26,6 +26,7 @@ import attrs
 from coverage import CoverageData
 
 from guard_adapters.coverage.charges import charge_consumed
+from guard_adapters.coverage.reflected import NameCodes, merge_reflected, recorded_files
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
 from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
@@ -161,6 +162,7 @@ def read_payload(out: Path) -> dict[str, Any]:
         for ctx, paths in part.get("opened", {}).items():
             payload["opened"].setdefault(ctx, []).extend(paths)
         payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
+        merge_reflected(payload, part)
         for ctx, files in part.get("lines", {}).items():
             for rel, lines in files.items():
                 payload.setdefault("lines", {}).setdefault(ctx, {}).setdefault(rel, []).extend(
@@ -238,6 +240,14 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 for line in lines:
                     owner, line = _placed(regions, line)
                     by_context[ctx][owner].add(line)
+    names = NameCodes()
+    for ctx, files in payload.get("reflected", {}).items():
+        for rel, by_line in files.items():
+            regions = _regions(root, rel, cache)
+            if regions is not None:
+                for line, found in by_line.items():
+                    owner, _ = _placed(regions, int(line))
+                    by_context[ctx][owner].update(names.encode(found))
     for path in payload.get("preloaded", ()):
         regions = _regions(root, path, cache)
         if regions is not None:
@@ -305,9 +315,10 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
             )
     shared_only: dict[str, frozenset[str]] = {}
     everyone = {rid: frozenset(lines) for rid, lines in shared.items()}
+    reflected: dict[str, dict[str, frozenset[str]]] = {}
     for tid, mine in executed.items():
         shared_only[tid] = frozenset(everyone.keys() - mine.keys())
-        executed[tid] = _combine([everyone, mine])
+        executed[tid], reflected[tid] = names.decode(_combine([everyone, mine]))
     return RunEvidence(
         executed=executed,
         outcomes=outcomes,
@@ -316,6 +327,8 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         failures=failures,
         spawners=frozenset(spawners),
         doctests=frozenset(doctests),
+        reflected={tid: found for tid, found in reflected.items() if found},
+        recorded_files=recorded_files(payload, executed, spawned, (MEMO, SEGMENT, FILL, OWN)),
     )
 
 
@@ -329,6 +342,8 @@ def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
         failures={t: f for p in parts for t, f in p.failures.items()},
         spawners=frozenset().union(*(p.spawners for p in parts)),
         doctests=frozenset().union(*(p.doctests for p in parts)),
+        reflected={t: found for p in parts for t, found in p.reflected.items()},
+        recorded_files=frozenset().union(*(p.recorded_files for p in parts)),
     )
 
 

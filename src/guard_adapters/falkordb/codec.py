@@ -23,8 +23,30 @@ def encode_lines(lines: Iterable[int]) -> str:
 
 
 def decode_lines(text: object) -> frozenset[int]:
-    """The lines of :func:`encode_lines`; empty (unknown) for a missing or unreadable value."""
-    return _decode(text) if isinstance(text, str) else frozenset()
+    """The lines of :func:`encode_lines` (or :func:`encode_edge`); empty (unknown) for a
+    missing or unreadable value."""
+    return _decode(text.partition(_NAMES)[0]) if isinstance(text, str) else frozenset()
+
+
+_NAMES = "|"  # lines, then the edge's recorded names, tab-separated
+
+
+def encode_edge(lines: Iterable[int], names: Iterable[str] | None) -> str:
+    """An edge's lines and, when recorded, its names (``CoverEdge.names``) in one string."""
+    text = encode_lines(lines)
+    return text if names is None else text + _NAMES + "\t".join(sorted(names))
+
+
+def decode_names(text: object) -> frozenset[str] | None:
+    """The names of :func:`encode_edge`; None (not recorded) without them."""
+    if not isinstance(text, str) or _NAMES not in text:
+        return None
+    return _decode_names(text.partition(_NAMES)[2])
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _decode_names(text: str) -> frozenset[str]:
+    return frozenset(filter(None, text.split("\t")))
 
 
 @functools.lru_cache(maxsize=1 << 16)  # edges share few distinct line sets

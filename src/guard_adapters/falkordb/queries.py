@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from guard_adapters.falkordb.codec import decode_body, decode_lines, decode_read_lines
+from guard_adapters.falkordb.codec import (
+    decode_body,
+    decode_lines,
+    decode_names,
+    decode_read_lines,
+)
 from guard_adapters.falkordb.connection import GraphConnection
 from guard_adapters.falkordb.schema import META_KEY
-from guard_core.index_model import BodyStatements
+from guard_core.index_model import BodyStatements, reflective_facts
 from guard_core.model import CLASS_BODY, CoverEdge
 from guard_core.ports import Caller, FunctionFacts
 
@@ -28,11 +33,12 @@ class GraphQueries(GraphConnection):
 
     def attribute_readers(self, names: Iterable[str]) -> list[tuple[str, str]] | None:
         """Functions whose code reads any of the attribute ``names`` on any object (or reads
-        attributes by computed names, ``*``): ``(function id, name)``; None when the index
-        predates attribute reads."""
+        attributes by computed names, ``*`` and :data:`COMPUTED`; a signature through
+        :data:`INTROSPECTED`): ``(function id, name)``; None when the index predates
+        attribute reads."""
         if not self._read("MATCH (f:Function) WHERE f.attrs IS NOT NULL RETURN f.id LIMIT 1"):
             return None
-        wanted = sorted({*names, "*"})
+        wanted = sorted(reflective_facts(names))
         rows = self._read(
             "MATCH (f:Function) WHERE size(f.attrs) > 0 UNWIND f.attrs AS a "
             "WITH f, a WHERE a IN $names RETURN f.id, a",
@@ -92,7 +98,11 @@ class GraphQueries(GraphConnection):
                 {"ids": data_files, "min": min_confidence},
             )
         edges = [
-            _cover_edge(fid, tid, source, conf, count, sha, decode_lines(lines) if lines else None)
+            _cover_edge(
+                fid, tid, source, conf, count, sha, decode_lines(lines), decode_names(lines)
+            )
+            if lines
+            else _cover_edge(fid, tid, source, conf, count, sha)
             for fid, collected in rows
             for tid, source, conf, count, sha, lines in collected
         ]
@@ -356,6 +366,7 @@ def _cover_edge(
     count: int | None,
     sha: str | None,
     lines: frozenset[int] | None = None,
+    names: frozenset[str] | None = None,
 ) -> CoverEdge:
     """A ``COVERED_BY`` edge from its stored properties (missing ones read as defaults)."""
     return CoverEdge(
@@ -366,4 +377,5 @@ def _cover_edge(
         evidence_count=int(count or 0),
         last_verified_sha=sha,
         lines=lines or frozenset(),
+        names=names,
     )

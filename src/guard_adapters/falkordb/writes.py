@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from guard_adapters.falkordb.codec import (
     encode_bindings,
-    encode_lines,
+    encode_edge,
     encode_read_lines,
     encode_reads,
 )
@@ -210,12 +210,12 @@ class GraphWrites(GraphConnection):
         groups: dict[tuple[bool, str, str, float, int, bool], list[list[str]]] = {}
         held = 0
         # few distinct line sets (astroid: 4.5k among 1.26M edges): each is encoded once
-        encoded: dict[frozenset[int], str] = {}
+        encoded: dict[tuple[frozenset[int], frozenset[str] | None], str] = {}
         for e in edges:
             key = ("::" in e.function, e.test, e.source, e.confidence, e.evidence_count, e.shared)
-            text = encoded.get(e.lines)
+            text = encoded.get((e.lines, e.names))
             if text is None:
-                text = encoded[e.lines] = encode_lines(e.lines)
+                text = encoded[e.lines, e.names] = encode_edge(e.lines, e.names)
             groups.setdefault(key, []).append([e.function, text])
             held += 1
             if held >= BATCH:
@@ -321,7 +321,7 @@ class GraphWrites(GraphConnection):
         self._write_rows(
             "UNWIND $rows AS r MATCH (f:Function {id: r.f})-[c:COVERED_BY]->(t:Test {id: r.t}) "
             "SET c.lines = r.l",
-            [{"f": e.function, "t": e.test, "l": encode_lines(e.lines)} for e in edges],
+            [{"f": e.function, "t": e.test, "l": encode_edge(e.lines, e.names)} for e in edges],
         )
 
     def restamp_edges(self, old_shas: Sequence[str], new_sha: str) -> None:

@@ -29,7 +29,7 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
-INDEX_VERSION = b"guard-index-10\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-11\0"  # a new version re-indexes every file once
 
 
 def content_sha(data: bytes) -> str:

@@ -57,6 +57,7 @@ from guard_adapters.pytest.processes import (
     SPAWNS,
     runs_python,
 )
+from guard_adapters.pytest.reflection import ReflectionRecorder
 from guard_adapters.pytest.reporter import fold_phase
 from guard_adapters.pytest.tracers import (
     SKIP_PARTS,
@@ -139,6 +140,9 @@ class GuardCollector:
         sys.meta_path.insert(0, ImportLabeler(self.root, self._switch, self._module_ran))
         self._watch_multiprocessing()
         self.memo = MemoWatcher(self._enter_fill, lambda: self.context, self._ours, self._resume)
+        self.reflection = ReflectionRecorder(self._code_file, lambda: self.context)
+        if os.environ.get("GUARD_COLLECT_REFLECT", "1") != "0":  # 0: without (benchmarks)
+            self.reflection.install()
         self.swapper: ContainerSwapper | None = None
         if os.environ.get("GUARD_COLLECT_MEMO", "1") != "0":  # 0: measure without (benchmarks)
             self.memo.install()
@@ -151,8 +155,12 @@ class GuardCollector:
             self.swapper.module_ran(module)
 
     def _ours(self, filename: str) -> bool:
+        return self._code_file(filename) is not None
+
+    def _code_file(self, filename: str) -> str | None:
+        """The repository path of a code file that is measured (not a virtualenv's)."""
         rel = self._relative(filename)
-        return rel is not None and not SKIP_PARTS.intersection(rel.split("/"))
+        return None if rel is None or SKIP_PARTS.intersection(rel.split("/")) else rel
 
     def _watch_multiprocessing(self) -> None:
         """``spawn`` and ``forkserver`` children start without an audit event."""
@@ -347,6 +355,7 @@ class GuardCollector:
         yield
         self._owner_done(nodeid)
         self._switch(previous)
+        self.reflection.check()
 
     def _repo_id(self, nodeid: str) -> str:
         """A node id relative to the repository's root, not pytest's rootdir (a project in a
@@ -382,6 +391,8 @@ class GuardCollector:
             self.swapper.tracker.finish()
         self._switch("<end>")
         self.memo.uninstall()
+        unrecorded = self.reflection.unrecorded(sys.modules)
+        self.reflection.uninstall()
         lines: dict[str, dict[str, list[int]]] = {}
         if self.tracer is not None:
             self.tracer.stop()
@@ -405,6 +416,8 @@ class GuardCollector:
                 ctx: sorted(list(labels)) for ctx, labels in list(self.memo.consumed.items())
             },
             "watched": self._watched(),
+            "reflected": self.reflection.dump(),
+            "reflect": {"active": self.reflection.active, "unrecorded": unrecorded},
             "lines": lines,
             "finished": time.time(),
         }

@@ -9,6 +9,7 @@ import functools
 import sys
 
 from guard_adapters.python.syntax import DefNode, FunctionNode, last_name, own_nodes
+from guard_core.index_model import COMPUTED, INTROSPECTED
 
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "__import__", "globals", "locals", "vars"})
 
@@ -35,26 +36,33 @@ class ModuleFacts:
         self.tree = tree
 
     @functools.cached_property
-    def stdlib_names(self) -> frozenset[str]:
-        """Names the module binds only by ``import M`` of a standard-library module, and binds
-        nowhere else (no assignment, argument, other import...): introspecting an object read
-        through one (``tokenize._compile.__wrapped__``) introspects a standard-library object.
-        Not ``sys`` and ``builtins`` (``sys.stdout`` is often a repository object), not in a
-        module with a star import from elsewhere, and not a package of the repository named
-        like a standard-library module (this file's own top folders)."""
-        imported: set[str] = set()
+    def _bindings(self) -> tuple[dict[str, str], dict[str, set[str]], set[str]] | None:
+        """How the module binds names: ``import M`` of a standard-library module (bound name
+        -> M's top package), ``from M import X`` (X -> the modules), every other binding
+        (assignment, argument, definition...); None when a star import from outside the
+        standard library may bind any name."""
+        imported: dict[str, str] = {}
+        from_imports: dict[str, set[str]] = {}
         other: set[str] = set()
         for n in ast.walk(self.tree):
             if _foreign_star(n):
-                return frozenset()  # it may bind any name
+                return None
             if isinstance(n, ast.Import):
                 for alias in n.names:
                     bound = alias.asname or alias.name.partition(".")[0]
                     top = alias.name.partition(".")[0]
-                    stdlib = top in sys.stdlib_module_names and top not in _PATCHED_MODULES
-                    (imported if stdlib else other).add(bound)
+                    if top in sys.stdlib_module_names and top not in _PATCHED_MODULES:
+                        imported.setdefault(bound, top)
+                        if imported[bound] != top:
+                            other.add(bound)
+                    else:
+                        other.add(bound)
             elif isinstance(n, ast.ImportFrom):
-                other.update(alias.asname or alias.name for alias in n.names)
+                for alias in n.names:
+                    source = "." if n.level else (n.module or "")
+                    from_imports.setdefault(alias.asname or alias.name, set()).add(
+                        source if alias.asname in (None, alias.name) else f"{source} as"
+                    )
             elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
                 other.add(n.id)
             elif isinstance(n, ast.arg):
@@ -67,9 +75,63 @@ class ModuleFacts:
                 other.add(n.name)
             elif isinstance(n, ast.MatchMapping) and n.rest:
                 other.add(n.rest)
+        return imported, from_imports, other
+
+    @functools.cached_property
+    def stdlib_names(self) -> frozenset[str]:
+        """Names the module binds only by ``import M`` of a standard-library module, and binds
+        nowhere else (no assignment, argument, other import...): introspecting an object read
+        through one (``tokenize._compile.__wrapped__``) introspects a standard-library object.
+        Not ``sys`` and ``builtins`` (``sys.stdout`` is often a repository object), not in a
+        module with a star import from elsewhere, and not a package of the repository named
+        like a standard-library module (this file's own top folders)."""
+        if self._bindings is None:
+            return frozenset()
+        imported, from_imports, other = self._bindings
         parts = self.path.replace("\\", "/").split("/")
         own = {part.removesuffix(".py") for part in parts[:-1]} | {parts[-1].removesuffix(".py")}
-        return frozenset(imported - other - own)
+        return frozenset(imported.keys() - other - from_imports.keys() - own)
+
+    @functools.cached_property
+    def recorded_calls(self) -> frozenset[str]:
+        """The spellings of the reflective calls whose arguments a measured run records
+        (``getattr``, ``inspect.signature``...; see ``pytest/reflection.py``), as this module
+        writes them: a builtin the module never rebinds, a function of ``inspect`` or
+        ``typing`` called through the module or imported from it under its own name."""
+        if self._bindings is None:
+            return frozenset()
+        imported, from_imports, other = self._bindings
+        out = {name for name in RECORDED_BUILTINS if name not in other | from_imports.keys()}
+        for module, names in RECORDED_FUNCTIONS.items():
+            for name in names:
+                if name not in other and from_imports.get(name) == {module}:
+                    out.add(name)
+            out.update(
+                f"{bound}.{name}"
+                for bound in self.stdlib_names
+                if imported.get(bound) == module
+                for name in names
+            )
+        return frozenset(out)
+
+
+RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+"""Builtins whose attribute names a measured run records per test and line."""
+
+RECORDED_FUNCTIONS = {
+    "inspect": frozenset({"signature", "getfullargspec", "getcallargs"}),
+    "typing": frozenset({"get_type_hints"}),
+}
+"""Introspection functions whose objects a measured run records per test and line."""
+
+
+def _spelling(func: ast.expr) -> str:
+    """``getattr`` for ``getattr(...)``, ``inspect.signature`` for ``inspect.signature(...)``."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return ""
 
 
 def _is_dynamic_call(call: ast.Call) -> bool:
@@ -144,6 +206,27 @@ def _guarded(node: ast.AST) -> set[int]:
     return out
 
 
+def _header(node: ast.AST) -> set[int]:
+    """Nodes of a definition that run in the enclosing scope (decorators, defaults,
+    annotations, bases): a call there is recorded against the enclosing code's lines."""
+    parts: list[ast.AST | None]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = node.args
+        parts = [
+            *node.decorator_list,
+            *args.defaults,
+            *args.kw_defaults,
+            node.returns,
+            *(a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)),
+            *(a.annotation for a in (args.vararg, args.kwarg) if a is not None),
+        ]
+    elif isinstance(node, ast.ClassDef):
+        parts = [*node.decorator_list, *node.bases, *node.keywords]
+    else:
+        return set()
+    return {id(n) for part in parts if part is not None for n in ast.walk(part)}
+
+
 def _patched(call: ast.Call, name: str) -> set[str]:
     """Attributes a mock replaces (``patch("m.C.f")``, ``patch.multiple(C, f=...)``): a test
     that calls through the mock never runs ``f``, yet an autospec mock checks its signature."""
@@ -170,20 +253,24 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def attribute_reads(node: ast.AST, stdlib: frozenset[str] = frozenset()) -> frozenset[str]:
+def attribute_reads(
+    node: ast.AST, stdlib: frozenset[str] = frozenset(), recorded: frozenset[str] = frozenset()
+) -> frozenset[str]:
     """The attribute names of :func:`attribute_read_spans`."""
-    return frozenset(attribute_read_spans(node, stdlib))
+    return frozenset(attribute_read_spans(node, stdlib, recorded))
 
 
 def attribute_read_spans(
-    node: ast.AST, stdlib: frozenset[str] = frozenset()
+    node: ast.AST, stdlib: frozenset[str] = frozenset(), recorded: frozenset[str] = frozenset()
 ) -> dict[str, frozenset[Span]]:
     """``name`` for an attribute read as a value, ``name()`` for one only called
     (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
     shows it. A call that may fail on purpose (under ``try`` or ``pytest.raises``) counts as
     a value read. A dunder read through ``stdlib``, names bound only to standard-library
     modules (``tokenize._compile.__wrapped__``), introspects no repository function: it is
-    not one. Each name comes with the line spans of the expressions that read it."""
+    not one. A call in ``recorded`` (:attr:`ModuleFacts.recorded_calls`), whose arguments a
+    measured run records, reads :data:`COMPUTED` for a computed name and :data:`INTROSPECTED`
+    for a signature. Each name comes with the line spans of the expressions that read it."""
     spans: dict[str, set[Span]] = {}
 
     def add(name: str, at: ast.expr) -> None:
@@ -196,6 +283,8 @@ def attribute_read_spans(
     )
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
     guarded = _guarded(node) if called else set()
+    recorded = recorded if recorded and called else frozenset()
+    elsewhere = _header(node) if recorded else set()
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
@@ -215,14 +304,18 @@ def attribute_read_spans(
                 text = key.value if isinstance(key, ast.Constant) else None
                 text = text if isinstance(text, str) else None
                 introspects = name in ("getattr", "hasattr") and text and _dunder(text)
-                if not (introspects and _root(n.args[0]) in stdlib):
-                    add(text if text is not None else "*", n)
+                if text is None:
+                    here = _spelling(n.func) in recorded and id(n) not in elsewhere
+                    add(COMPUTED if here else "*", n)
+                elif not (introspects and _root(n.args[0]) in stdlib):
+                    add(text, n)
             elif name in _OPEN_READS:
                 add("*", n)
             if name in _DOC_READS or name == "pydoc":
                 add("__doc__", n)
             if name in _SIGNATURE_READS:
-                add("__signature__", n)
+                here = _spelling(n.func) in recorded and id(n) not in elsewhere
+                add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
 
 

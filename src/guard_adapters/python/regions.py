@@ -107,8 +107,9 @@ class Region:
         """:attr:`attributes`, each with the line spans of the expressions that read it."""
         if self.node is None:
             return {}
-        stdlib = self.module.stdlib_names if self.module else frozenset()
-        return attribute_read_spans(self.node, stdlib)
+        if self.module is None:
+            return attribute_read_spans(self.node)
+        return attribute_read_spans(self.node, self.module.stdlib_names, self.module.recorded_calls)
 
     @functools.cached_property
     def dynamic_dispatch(self) -> bool:

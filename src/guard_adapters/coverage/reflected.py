@@ -1,0 +1,78 @@
+"""What the collector's reflection recorder saw (``pytest/reflection.py``), carried through the
+ingest's charges: each recorded name rides in a context's line set as a negative number, so
+that a test is charged the names of whatever it is charged the lines of (a fixture, a cache
+fill, the shared imports), and is split off again per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from guard_core.model import split_id
+
+
+class NameCodes:
+    """Names as negative numbers (lines are never negative), and back."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, int] = {}
+        self._names: list[str] = []
+
+    def encode(self, names: Iterable[str]) -> set[int]:
+        out = set()
+        for name in names:
+            code = self._codes.get(name)
+            if code is None:
+                self._names.append(name)
+                code = self._codes[name] = -len(self._names)
+            out.add(code)
+        return out
+
+    def decode(
+        self, executed: Mapping[str, frozenset[int] | set[int]]
+    ) -> tuple[dict[str, frozenset[int]], dict[str, frozenset[str]]]:
+        """Per id: its lines, and the names among them (ids without names are left out)."""
+        if not self._names:
+            return dict(executed), {}  # type: ignore[arg-type]
+        lines: dict[str, frozenset[int]] = {}
+        names: dict[str, frozenset[str]] = {}
+        for rid, seen in executed.items():
+            if min(seen, default=0) >= 0:
+                lines[rid] = seen  # type: ignore[assignment]
+                continue
+            lines[rid] = frozenset(n for n in seen if n >= 0)
+            names[rid] = frozenset(self._names[-n - 1] for n in seen if n < 0)
+        return lines, names
+
+
+def merge_reflected(payload: dict[str, Any], part: Mapping[str, Any]) -> None:
+    """Adds one process's record to the merged payload: the names by context, file and line;
+    a file is recorded only where every process recorded it."""
+    for ctx, files in part.get("reflected", {}).items():
+        for rel, by_line in files.items():
+            into = payload.setdefault("reflected", {}).setdefault(ctx, {}).setdefault(rel, {})
+            for line, names in by_line.items():
+                into[line] = sorted({*into.get(line, ()), *names})
+    active = bool(part.get("reflect", {}).get("active"))
+    merged = payload.setdefault("reflect", {"active": active, "unrecorded": []})
+    merged["active"] = merged["active"] and active
+    merged["unrecorded"] = sorted(
+        {*merged["unrecorded"], *part.get("reflect", {}).get("unrecorded", ())}
+    )
+
+
+def recorded_files(
+    payload: Mapping[str, Any],
+    executed: Mapping[str, Mapping[str, Any]],
+    spawned: Iterable[str],
+    charged_only: tuple[str, ...],
+) -> frozenset[str]:
+    """The files whose every recorded call the run saw: none when recording was off in any
+    process, or when a child process ran code for a cache fill (charged to tests that are not
+    marked spawners); otherwise every file it ran but those whose module bound an
+    introspection function the recorder does not wrap."""
+    reflect = payload.get("reflect", {})
+    if not reflect.get("active") or any(c.startswith(charged_only) for c in spawned):
+        return frozenset()
+    files = {split_id(rid)[0] for ran in executed.values() for rid in ran if "::" in rid}
+    return frozenset(files - set(reflect.get("unrecorded", ())))

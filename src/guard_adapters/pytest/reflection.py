@@ -1,0 +1,184 @@
+"""Recording what reflective calls in repository code were given, per context, file and line:
+the attribute names of ``getattr``/``hasattr``/``setattr``/``delattr`` and the objects whose
+signature ``inspect.signature``, ``getfullargspec``, ``getcallargs`` and
+``typing.get_type_hints`` read. A static read by a computed name then reads, for one test, the
+names its run looked up there, not every name (``guard_core/index_model.py``: ``COMPUTED``,
+``INTROSPECTED``).
+
+The builtins and the module functions are replaced for the measured session; a repository
+module that bound an introspection function before that (imported before the collector, or
+through another module's name) is reported as unrecorded, and so is every file when anything
+restored or replaced the wrappers. Standard library only: this runs in the target's
+interpreter."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import sys
+import typing
+from collections.abc import Callable
+from typing import Any
+
+BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
+INTROSPECTION = {
+    inspect: ("signature", "getfullargspec", "getcallargs"),
+    typing: ("get_type_hints",),
+}
+UNNAMED = "=?"  # an object without a qualified name: it may be any
+_PENDING = object()
+_real_getattr = builtins.getattr
+_real_setattr = builtins.setattr
+_real_hasattr = builtins.hasattr
+_MAX_OBJECTS = 64  # what one introspected object leads to (wrapped, bases) is small
+
+
+def object_names(obj: Any) -> set[str]:
+    """``=QUALNAME`` of ``obj`` and of what its signature is read from: a bound method's
+    function, a partial's function, the ``__wrapped__`` chain, a class's bases and metaclass,
+    an instance's class."""
+    out: set[str] = set()
+    todo = [obj]
+    seen: set[int] = set()
+    while todo and len(seen) < _MAX_OBJECTS:
+        item = todo.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        try:
+            if isinstance(item, functools.partial):
+                todo.append(item.func)
+                continue
+            if isinstance(item, type):
+                todo.extend(c for c in item.__mro__[1:] if c is not object)
+                if type(item) is not type:
+                    todo.append(type(item))
+            elif not callable(item) or not _real_hasattr(item, "__qualname__"):
+                todo.append(type(item))  # a callable instance: its class's __call__
+                continue
+            for attr in ("__func__", "__wrapped__"):
+                inner = _real_getattr(item, attr, None)
+                if inner is not None:
+                    todo.append(inner)
+            name = _real_getattr(item, "__qualname__", None)
+            out.add(f"={name}" if isinstance(name, str) and name else UNNAMED)
+        except Exception:  # an object that raises on a look: it may be anything
+            out.add(UNNAMED)
+    if todo:
+        out.add(UNNAMED)
+    return out
+
+
+class ReflectionRecorder:
+    """Wraps the reflective builtins and introspection functions while installed; what a
+    call from a repository file was given is kept under the current context."""
+
+    def __init__(self, relative: Callable[[str], str | None], context: Callable[[], str]) -> None:
+        self._relative = relative  # a code file -> its repository path, or None
+        self._context = context
+        self._files: dict[str, Any] = {}
+        self.seen: dict[str, dict[str, dict[int, set[str]]]] = {}
+        self._replaced: list[tuple[Any, str, Any, Any]] = []  # owner, name, original, wrapper
+        self.active = False
+
+    def install(self) -> None:
+        for name in BUILTINS:
+            original = _real_getattr(builtins, name)
+            self._replace(builtins, name, original, self._attribute_wrapper(original))
+        for module, names in INTROSPECTION.items():
+            for name in names:
+                original = _real_getattr(module, name, None)
+                if original is not None:  # one a Python version dropped
+                    self._replace(module, name, original, self._object_wrapper(original))
+        self.active = True
+
+    def _replace(self, owner: Any, name: str, original: Any, wrapper: Any) -> None:
+        wrapper.__name__ = name
+        wrapper.__qualname__ = _real_getattr(original, "__qualname__", name)
+        wrapper.__module__ = _real_getattr(original, "__module__", owner.__name__)
+        wrapper.__doc__ = original.__doc__
+        _real_setattr(owner, name, wrapper)
+        self._replaced.append((owner, name, original, wrapper))
+
+    def uninstall(self) -> None:
+        """Puts the originals back; the record stays active only if every wrapper was still
+        in place (a test that replaced one saw calls the record missed)."""
+        self.check()
+        for owner, name, original, _ in self._replaced:
+            _real_setattr(owner, name, original)
+        self._replaced.clear()
+
+    def unrecorded(self, modules: dict[str, Any]) -> list[str]:
+        """Repository files whose module binds an introspection function's name to anything
+        but its wrapper (bound before the collector started, or from another library)."""
+        wrappers = {name: wrapper for owner, name, _, wrapper in self._replaced}
+        out: set[str] = set()
+        for module in list(modules.values()):
+            rel = self._relative(_real_getattr(module, "__file__", None) or "")
+            namespace = _real_getattr(module, "__dict__", None)
+            if rel is None or not isinstance(namespace, dict):
+                continue
+            for names in INTROSPECTION.values():
+                for name in names:
+                    bound = namespace.get(name)
+                    if bound is not None and bound is not wrappers.get(name):
+                        out.add(rel)
+        return sorted(out)
+
+    def _file(self, filename: str) -> str | None:
+        rel = self._files.get(filename, _PENDING)
+        if rel is _PENDING:
+            self._files[filename] = None  # a look made while working this out is not ours
+            rel = self._files[filename] = self._relative(filename)
+        return rel
+
+    def _record(self, rel: str, line: int) -> set[str]:
+        by_file = self.seen.setdefault(self._context(), {}).setdefault(rel, {})
+        return by_file.setdefault(line, set())
+
+    def check(self) -> None:
+        """After each test: a wrapper replaced meanwhile means calls went unrecorded."""
+        for owner, name, _, wrapper in self._replaced:
+            if _real_getattr(owner, name, None) is not wrapper:
+                self.active = False
+
+    def _attribute_wrapper(self, original: Any) -> Any:
+        getframe = sys._getframe
+        file_of = self._file
+        record = self._record
+
+        def wrapper(obj: Any, name: Any, *rest: Any) -> Any:
+            frame = getframe(1)
+            rel = file_of(frame.f_code.co_filename)
+            if rel is not None and isinstance(name, str):
+                record(rel, frame.f_lineno).add("." + name)
+            return original(obj, name, *rest)
+
+        return wrapper
+
+    def _object_wrapper(self, original: Any) -> Any:
+        getframe = sys._getframe
+        file_of = self._file
+        record = self._record
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            frame = getframe(1)
+            rel = file_of(frame.f_code.co_filename)
+            if rel is not None:
+                given = args[0] if args else next(iter(kwargs.values()), None)
+                record(rel, frame.f_lineno).update(
+                    object_names(given) if given is not None else {UNNAMED}
+                )
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    def dump(self) -> dict[str, dict[str, dict[str, list[str]]]]:
+        return {
+            ctx: {
+                rel: {str(line): sorted(names) for line, names in lines.items()}
+                for rel, lines in files.items()
+            }
+            for ctx, files in self.seen.items()
+        }

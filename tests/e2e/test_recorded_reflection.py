@@ -1,0 +1,99 @@
+"""Reads by computed names, judged by what each test's run looked up: ``getattr(obj, key)``
+reads, for one test, the attribute names its run gave it, and ``inspect.signature(f)`` the
+signatures of the objects its run gave it — not every name and every signature. The edits
+that these reads do reach (a dispatch broken by a rename, a looked-up constant, a signature
+read by the test that introspects it) still select their tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/lookup.py": (
+        "class Settings:\n"
+        "    colour = 'red'\n"
+        "    size = 3\n\n\n"
+        "def lookup(obj, key):\n"
+        "    return getattr(obj, key)\n\n\n"
+        "class Shell:\n"
+        "    def run(self, cmd):\n"
+        "        return getattr(self, 'do_' + cmd)()\n\n"
+        "    def do_greet(self):\n"
+        "        return 'hi'\n\n"
+        "    def do_leave(self):\n"
+        "        return 'bye'\n"
+    ),
+    "pkg/introspect.py": (
+        "import inspect\n\n\n"
+        "def arity(fn):\n"
+        "    return len(inspect.signature(fn).parameters)\n\n\n"
+        "def scale(x, factor=2):\n"
+        "    return x * factor\n\n\n"
+        "def defaults(fn):\n"
+        "    return [p.default for p in inspect.signature(fn).parameters.values()]\n"
+    ),
+    "pkg/defaults.py": (
+        "class Conf:\n    mode = 'fast'\n    other = 1\n\n\nKEY = 'mode'\n\n\n"
+        "def pick(value=getattr(Conf, KEY)):\n    return value\n"
+    ),
+    "tests/test_defaults.py": (
+        "from pkg.defaults import pick\n\n\ndef test_pick():\n    assert pick() == 'fast'\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_lookup.py": (
+        "from pkg.lookup import Settings, Shell, lookup\n\n\n"
+        "def test_colour():\n    assert lookup(Settings, 'colour') == 'red'\n\n\n"
+        "def test_size():\n    assert lookup(Settings, 'size') == 3\n\n\n"
+        "def test_greet():\n    assert Shell().run('greet') == 'hi'\n\n\n"
+        "def test_leave():\n    assert Shell().run('leave') == 'bye'\n"
+    ),
+    "tests/test_introspect.py": (
+        "from pkg.introspect import arity, defaults, scale\n\n\n"
+        "def test_arity_of_a_lambda():\n    assert arity(lambda x: x) == 1\n\n\n"
+        "def test_defaults_of_scale():\n    assert defaults(scale)[1] == 2\n\n\n"
+        "def test_scale():\n    assert scale(3, 1) == 3\n"
+    ),
+}
+
+
+def _tests(names: tuple[str, ...]) -> set[str]:
+    return {f"tests/{n}" for n in names}
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "must", "not_"),
+    [
+        # a constant looked up by a computed name: the test that looked it up, not the other
+        ("pkg/lookup.py", "colour = 'red'", "colour = 'blue'",
+         ("test_lookup.py::test_colour",), ("test_lookup.py::test_size",)),
+        # a rename under string dispatch breaks the test whose command reached it
+        ("pkg/lookup.py", "def do_leave", "def do_exit",
+         ("test_lookup.py::test_leave",), ("test_lookup.py::test_colour",)),
+        # a changed default: read by the test that introspects scale, not by the lambda's
+        ("pkg/introspect.py", "factor=2", "factor=5",
+         ("test_introspect.py::test_defaults_of_scale",),
+         ("test_introspect.py::test_arity_of_a_lambda",)),
+        # a default looked up where the function is defined: not in the function's own record
+        ("pkg/defaults.py", "mode = 'fast'", "mode = 'slow'", ("test_defaults.py::test_pick",),
+         ()),
+    ],
+)  # fmt: skip
+def test_a_read_by_computed_name_reads_what_the_run_looked_up(
+    guard: Guard,
+    tree: Path,
+    path: str,
+    old: str,
+    new: str,
+    must: tuple[str, ...],
+    not_: tuple[str, ...],
+) -> None:
+    edit(tree, path, old, new)
+    decision = guard.check()
+    assert _tests(must) <= set(decision.tests), (decision.level, decision.tests, decision.reasons)
+    assert not _tests(not_) & set(decision.tests), decision.reasons
