@@ -188,7 +188,7 @@ def _readers(
     held_by_tests = {f.rpartition(".")[2] for f in functions & called} - wanted
     attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests else []
     indexed = attr_rows is not None
-    star = {fid for fid, a in attr_rows or () if a == "*"}  # COMPUTED: its names are recorded
+    star = {fid for fid, a in attr_rows or () if a in ("*", COMPUTED)}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
     dynamic = {f for f, fact in store.function_facts(held).items() if fact.has_dynamic_dispatch}
     # Python reads a class's dunders implicitly (__slots__, __eq__, __init__): every holder

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import builtins
 import inspect
+from collections import defaultdict
 
+from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.coverage.reflected import NameCodes, merge_reflected, recorded_files
 from guard_adapters.falkordb.codec import decode_lines, decode_names, encode_edge
 from guard_adapters.pytest.reflection import UNNAMED, ReflectionRecorder, object_names
@@ -73,6 +75,27 @@ def test_a_looked_up_name_is_no_signature_and_a_signature_no_name() -> None:
     assert recorded_edges(edges, {COMPUTED_REF}, {"pkg.m.C.colour"}) == []
 
 
+def test_names_survive_a_cache_fills_charge() -> None:
+    codes = NameCodes()
+    by_context = {
+        "t": {"pkg/m.py::reader": {2}},
+        "<seg>1": {"pkg/m.py::f": {3} | codes.encode([".api"])},
+    }
+    charged: dict[str, dict[str, set[int]]] = {
+        ctx: defaultdict(set, {k: set(v) for k, v in files.items()})
+        for ctx, files in by_context.items()
+    }
+    charge_consumed(
+        defaultdict(lambda: defaultdict(set), charged),
+        {"t": ["<seg>1"]},
+        set(),
+        ("<seg>",),
+        "<own>",
+    )
+    _, names = codes.decode({k: frozenset(v) for k, v in charged["t"].items()})
+    assert names == {"pkg/m.py::f": frozenset({".api"})}
+
+
 def test_names_ride_with_lines_through_charges_and_come_apart_per_test() -> None:
     codes = NameCodes()
     charged = {"pkg/m.py::f": {3, 4} | codes.encode([".a", "=g"]), "pkg/m.py::h": {7}}
@@ -111,6 +134,10 @@ def test_a_file_is_recorded_only_where_every_process_recorded_it() -> None:
     executed = {"t": {"pkg/a.py::f": 1, "pkg/b.py::g": 1}}
     assert recorded_files(payload, executed, (), ("<memo>",)) == {"pkg/b.py"}
     assert recorded_files(payload, executed, ("<memo>x",), ("<memo>",)) == frozenset()
+    preloaded = {**payload, "preloaded": ["pkg/b.py"]}  # imported before measuring began
+    assert recorded_files(preloaded, executed, (), ("<memo>",)) == frozenset()
+    children = {**payload, "children": {"token": "t"}}  # a measured child ran code
+    assert recorded_files(children, executed, (), ("<memo>",)) == frozenset()
     merge_reflected(payload, {"reflect": {"active": False}})  # an xdist worker without it
     assert recorded_files(payload, executed, (), ("<memo>",)) == frozenset()
 

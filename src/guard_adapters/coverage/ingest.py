@@ -343,7 +343,10 @@ def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
         spawners=frozenset().union(*(p.spawners for p in parts)),
         doctests=frozenset().union(*(p.doctests for p in parts)),
         reflected={t: found for p in parts for t, found in p.reflected.items()},
-        recorded_files=frozenset().union(*(p.recorded_files for p in parts)),
+        # a file one project did not record is recorded for none (their tests share it)
+        recorded_files=frozenset.intersection(*(p.recorded_files for p in parts))
+        if parts
+        else frozenset(),
     )
 
 

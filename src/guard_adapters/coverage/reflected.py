@@ -1,5 +1,6 @@
 """What the collector's reflection recorder saw (``pytest/reflection.py``), carried through the
-ingest's charges: each recorded name rides in a context's line set as a negative number, so
+ingest's charges: each recorded name rides in a context's line set as a number past any line
+(below 2**32, which the charges' packing keeps), so
 that a test is charged the names of whatever it is charged the lines of (a fixture, a cache
 fill, the shared imports), and is split off again per test."""
 
@@ -10,9 +11,11 @@ from typing import Any
 
 from guard_core.model import split_id
 
+NAME_BASE = 1 << 31  # no line of a Python file is this far down
+
 
 class NameCodes:
-    """Names as negative numbers (lines are never negative), and back."""
+    """Names as numbers from :data:`NAME_BASE` on, and back."""
 
     def __init__(self) -> None:
         self._codes: dict[str, int] = {}
@@ -24,7 +27,7 @@ class NameCodes:
             code = self._codes.get(name)
             if code is None:
                 self._names.append(name)
-                code = self._codes[name] = -len(self._names)
+                code = self._codes[name] = NAME_BASE + len(self._names) - 1
             out.add(code)
         return out
 
@@ -37,11 +40,11 @@ class NameCodes:
         lines: dict[str, frozenset[int]] = {}
         names: dict[str, frozenset[str]] = {}
         for rid, seen in executed.items():
-            if min(seen, default=0) >= 0:
+            if max(seen, default=0) < NAME_BASE:
                 lines[rid] = seen  # type: ignore[assignment]
                 continue
-            lines[rid] = frozenset(n for n in seen if n >= 0)
-            names[rid] = frozenset(self._names[-n - 1] for n in seen if n < 0)
+            lines[rid] = frozenset(n for n in seen if n < NAME_BASE)
+            names[rid] = frozenset(self._names[n - NAME_BASE] for n in seen if n >= NAME_BASE)
         return lines, names
 
 
@@ -74,5 +77,9 @@ def recorded_files(
     reflect = payload.get("reflect", {})
     if not reflect.get("active") or any(c.startswith(charged_only) for c in spawned):
         return frozenset()
+    if payload.get("children"):  # measured children ran code no recorder saw
+        return frozenset()
     files = {split_id(rid)[0] for ran in executed.values() for rid in ran if "::" in rid}
-    return frozenset(files - set(reflect.get("unrecorded", ())))
+    # modules imported before measuring began ran their import-time calls unrecorded
+    unseen = {*reflect.get("unrecorded", ()), *payload.get("preloaded", ())}
+    return frozenset(files - unseen)

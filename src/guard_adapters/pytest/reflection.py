@@ -54,6 +54,12 @@ def object_names(obj: Any) -> set[str]:
                 todo.extend(c for c in item.__mro__[1:] if c is not object)
                 if type(item) is not type:
                     todo.append(type(item))
+                # what serves a call of the class may be a function bound under another name
+                todo.extend(
+                    f
+                    for f in (_real_getattr(item, n, None) for n in ("__init__", "__new__"))
+                    if f is not None and _real_getattr(f, "__module__", None) != "builtins"
+                )
             elif not callable(item) or not _real_hasattr(item, "__qualname__"):
                 todo.append(type(item))  # a callable instance: its class's __call__
                 continue
