@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import edit
+from tests.e2e.conftest import edit, ingested_project
 
 FILES = {
     "pkg/__init__.py": "",
@@ -97,3 +97,52 @@ def test_a_read_by_computed_name_reads_what_the_run_looked_up(
     decision = guard.check()
     assert _tests(must) <= set(decision.tests), (decision.level, decision.tests, decision.reasons)
     assert not _tests(not_) & set(decision.tests), decision.reasons
+
+
+LOOKUP_ONLY = {k: v for k, v in FILES.items() if k in ("pkg/__init__.py", "pkg/lookup.py")}
+
+
+@pytest.mark.parametrize(
+    ("files", "test"),
+    [
+        # getattr replaced for one test (and put back at its teardown): the calls it made
+        # went past the record
+        (
+            {},
+            "import builtins\nfrom pkg.lookup import Settings, lookup\n\n\n"
+            "def test_it(monkeypatch):\n"
+            "    real = builtins.getattr\n"
+            "    monkeypatch.setattr(builtins, 'getattr', lambda *a: real(*a))\n"
+            "    assert lookup(Settings, 'colour') == 'red'\n",
+        ),
+        # a module outside the repository binds the real builtins in its namespace at its
+        # first call (the record's bypass); a repository module that star-imports it binds
+        # them too, and its own getattr calls skip the record
+        (
+            {
+                "pkg/starred.py": (
+                    "from extlib import *\n\n\n"
+                    "def lookup(obj, key):\n    return getattr(obj, key)\n"
+                ),
+            },
+            "from pkg.lookup import Settings\nfrom pkg.starred import lookup\n\n\n"
+            "def test_it():\n    assert lookup(Settings, 'colour') == 'red'\n",
+        ),
+    ],
+    ids=["monkeypatched-getattr", "star-import-of-a-bypassed-module"],
+)
+def test_calls_that_went_past_the_record_read_every_name(
+    tmp_path: Path, falkordb_url: str, files: dict[str, str], test: str
+) -> None:
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "extlib.py").write_text(
+        "def peek(obj, key):\n    return getattr(obj, key)\n\n\npeek(object, '__name__')\n"
+    )
+    project = {**LOOKUP_ONLY, **files, "tests/__init__.py": "", "tests/test_it.py": test}
+    with ingested_project(
+        tmp_path, project, falkordb_url, "past-the-record", environ={"PYTHONPATH": str(ext)}
+    ) as g:
+        edit(g.settings.repo, "pkg/lookup.py", "colour = 'red'", "colour = 'blue'")
+        decision = g.check()
+        assert "tests/test_it.py::test_it" in decision.tests, (decision.level, decision.reasons)

@@ -379,6 +379,7 @@ class GuardCollector:
             self.swapper.tracker.owner_done(label)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
+        self.reflection.check()  # after each phase: a wrapper a fixture replaced is back by now
         if report.when == "teardown":  # one byte per finished test: the parent's progress bar
             with open(self.out / f"done-{self.worker}", "a") as done:
                 done.write(".")

@@ -8,8 +8,14 @@ names its run looked up there, not every name (``guard_core/index_model.py``: ``
 The builtins and the module functions are replaced for the measured session; a repository
 module that bound an introspection function before that (imported before the collector, or
 through another module's name) is reported as unrecorded, and so is every file when anything
-restored or replaced the wrappers. Standard library only: this runs in the target's
-interpreter."""
+restored or replaced the wrappers.
+
+A module outside the repository that calls a wrapped builtin gets the real builtins bound in
+its own namespace at its first call, so that its later calls skip the wrapper (pytest's
+assertion rewriting alone makes a million ``getattr`` calls on a small suite; through a Python
+wrapper, and the audit event of every frame look, they doubled the run). A repository module
+that ends up with one of those names bound (``from lib import *``) is reported unrecorded.
+Standard library only: this runs in the target's interpreter."""
 
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ _PENDING = object()
 _real_getattr = builtins.getattr
 _real_setattr = builtins.setattr
 _real_hasattr = builtins.hasattr
+_REAL_BUILTINS = {name: _real_getattr(builtins, name) for name in BUILTINS}
 _MAX_OBJECTS = 64  # what one introspected object leads to (wrapped, bases) is small
 
 
@@ -86,6 +93,7 @@ class ReflectionRecorder:
         self._files: dict[str, Any] = {}
         self.seen: dict[str, dict[str, dict[int, set[str]]]] = {}
         self._replaced: list[tuple[Any, str, Any, Any]] = []  # owner, name, original, wrapper
+        self._bypassed: list[dict[str, Any]] = []  # namespaces given the real builtins
         self.active = False
 
     def install(self) -> None:
@@ -114,6 +122,11 @@ class ReflectionRecorder:
         for owner, name, original, _ in self._replaced:
             _real_setattr(owner, name, original)
         self._replaced.clear()
+        for namespace in self._bypassed:
+            for name, real in _REAL_BUILTINS.items():
+                if namespace.get(name) is real:
+                    del namespace[name]
+        self._bypassed.clear()
 
     def unrecorded(self, modules: dict[str, Any]) -> list[str]:
         """Repository files whose module binds an introspection function's name to anything
@@ -125,12 +138,31 @@ class ReflectionRecorder:
             namespace = _real_getattr(module, "__dict__", None)
             if rel is None or not isinstance(namespace, dict):
                 continue
-            for names in INTROSPECTION.values():
+            for names in (*INTROSPECTION.values(), BUILTINS):
                 for name in names:
                     bound = namespace.get(name)
                     if bound is not None and bound is not wrappers.get(name):
                         out.add(rel)
         return sorted(out)
+
+    def _bypass(self, namespace: dict[str, Any]) -> None:
+        """Bind the real builtins in the namespace of a module outside the repository (a
+        module's own, not a dict given to ``exec``: that may be the repository's)."""
+        try:
+            module = sys.modules.get(namespace.get("__name__"))  # type: ignore[arg-type]
+            if module is None or _real_getattr(module, "__dict__", None) is not namespace:
+                return
+            if self._file(_real_getattr(module, "__file__", None) or "") is not None:
+                return
+        except Exception:  # an odd module: its calls keep going through the wrapper
+            return
+        added = False
+        for name, real in _REAL_BUILTINS.items():
+            if name not in namespace:
+                namespace[name] = real
+                added = True
+        if added:
+            self._bypassed.append(namespace)
 
     def _file(self, filename: str) -> str | None:
         rel = self._files.get(filename, _PENDING)
@@ -154,10 +186,14 @@ class ReflectionRecorder:
         file_of = self._file
         record = self._record
 
+        bypass = self._bypass
+
         def wrapper(obj: Any, name: Any, *rest: Any) -> Any:
             frame = getframe(1)
             rel = file_of(frame.f_code.co_filename)
-            if rel is not None and isinstance(name, str):
+            if rel is None:
+                bypass(frame.f_globals)
+            elif isinstance(name, str):
                 record(rel, frame.f_lineno).add("." + name)
             return original(obj, name, *rest)
 
