@@ -115,6 +115,16 @@ LOOKUP_ONLY = {k: v for k, v in FILES.items() if k in ("pkg/__init__.py", "pkg/l
             "    monkeypatch.setattr(builtins, 'getattr', lambda *a: real(*a))\n"
             "    assert lookup(Settings, 'colour') == 'red'\n",
         ),
+        # replaced and put back inside the test itself
+        (
+            {},
+            "import builtins\nimport pytest\nfrom pkg.lookup import Settings, lookup\n\n\n"
+            "def test_it():\n"
+            "    real = builtins.getattr\n"
+            "    with pytest.MonkeyPatch.context() as patch:\n"
+            "        patch.setattr(builtins, 'getattr', lambda *a: real(*a))\n"
+            "        assert lookup(Settings, 'colour') == 'red'\n",
+        ),
         # a module outside the repository binds the real builtins in its namespace at its
         # first call (the record's bypass); a repository module that star-imports it binds
         # them too, and its own getattr calls skip the record
@@ -129,7 +139,7 @@ LOOKUP_ONLY = {k: v for k, v in FILES.items() if k in ("pkg/__init__.py", "pkg/l
             "def test_it():\n    assert lookup(Settings, 'colour') == 'red'\n",
         ),
     ],
-    ids=["monkeypatched-getattr", "star-import-of-a-bypassed-module"],
+    ids=["monkeypatched-getattr", "patched-within-the-test", "star-import-of-a-bypassed-module"],
 )
 def test_calls_that_went_past_the_record_read_every_name(
     tmp_path: Path, falkordb_url: str, files: dict[str, str], test: str

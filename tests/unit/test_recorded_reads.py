@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import sys
+import types
 from collections import defaultdict
+
+import pytest
 
 from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.coverage.reflected import NameCodes, merge_reflected, recorded_files
@@ -207,3 +211,62 @@ def test_a_wrapper_replaced_during_the_run_makes_the_record_inactive() -> None:
         recorder.uninstall()
     assert not recorder.active
     assert builtins.getattr is getattr  # put back
+
+
+def test_a_wrapper_patched_and_put_back_between_two_checks_ends_the_record() -> None:
+    recorder = ReflectionRecorder(lambda f: None, lambda: "t")
+    recorder.install()
+    try:
+        with pytest.MonkeyPatch.context() as patch:  # as a test's own `with` block does
+            patch.setattr(inspect, "signature", lambda fn: None)
+        recorder.check()
+    finally:
+        recorder.uninstall()
+    assert not recorder.active
+    assert type(inspect) is types.ModuleType and type(builtins) is types.ModuleType
+
+
+def _module(name: str, file: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = file
+    exec(compile(source, file, "exec"), module.__dict__)
+    return module
+
+
+def test_a_module_outside_the_repository_gets_the_real_builtins_at_a_pause_only() -> None:
+    recorder = ReflectionRecorder(lambda f: None if "site-packages" in f else "pkg/m.py", str)
+    lib = _module(
+        "fake_lib",
+        "/venv/site-packages/fake_lib.py",
+        "def look(o):\n    return getattr(o, 'real')\n",
+    )
+    lib.hasattr = "its own"  # type: ignore[attr-defined]
+    sys.modules["fake_lib"] = lib
+    recorder.install()
+    try:
+        assert lib.look(1) == 1
+        assert "getattr" not in vars(lib)  # not in the middle of a call
+        recorder.bind_outside()
+        assert isinstance(vars(lib)["getattr"], types.BuiltinFunctionType)
+        assert vars(lib)["hasattr"] == "its own"
+    finally:
+        recorder.uninstall()
+        del sys.modules["fake_lib"]
+    assert "getattr" not in vars(lib) and vars(lib)["hasattr"] == "its own"
+
+
+def test_a_repository_module_that_binds_a_real_builtin_is_unrecorded_even_once_unloaded() -> None:
+    recorder = ReflectionRecorder(
+        lambda f: "pkg/starred.py" if f.endswith("starred.py") else None, str
+    )
+    real = builtins.getattr  # what `from lib import *` binds once lib has the real builtins
+    recorder.install()
+    try:
+        starred = _module(
+            "starred", "/repo/pkg/starred.py", "def f(o, k):\n    return getattr(o, k)\n"
+        )
+        starred.getattr = real  # type: ignore[attr-defined]
+        recorder.ran(starred)  # imported, then dropped from sys.modules
+        assert recorder.unrecorded({}) == ["pkg/starred.py"]
+    finally:
+        recorder.uninstall()

@@ -151,6 +151,7 @@ class GuardCollector:
             self.swapper = ContainerSwapper(tracker)
 
     def _module_ran(self, module: Any) -> None:
+        self.reflection.ran(module)
         if self.swapper is not None:
             self.swapper.module_ran(module)
 
@@ -291,6 +292,7 @@ class GuardCollector:
         previous = self._switch(COLLECT + self._repo_id(collector.nodeid))
         yield
         self._switch(previous)
+        self.reflection.bind_outside()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
@@ -380,6 +382,7 @@ class GuardCollector:
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         self.reflection.check()  # after each phase: a wrapper a fixture replaced is back by now
+        self.reflection.bind_outside()
         if report.when == "teardown":  # one byte per finished test: the parent's progress bar
             with open(self.out / f"done-{self.worker}", "a") as done:
                 done.write(".")

@@ -11,10 +11,13 @@ through another module's name) is reported as unrecorded, and so is every file w
 restored or replaced the wrappers.
 
 A module outside the repository that calls a wrapped builtin gets the real builtins bound in
-its own namespace at its first call, so that its later calls skip the wrapper (pytest's
+its own namespace at the next pause of the session (a test phase or a collected module ends:
+no library is then iterating its namespace), so that its later calls skip the wrapper (pytest's
 assertion rewriting alone makes a million ``getattr`` calls on a small suite; through a Python
 wrapper, and the audit event of every frame look, they doubled the run). A repository module
-that ends up with one of those names bound (``from lib import *``) is reported unrecorded.
+that ends up with one of those names bound (``from lib import *``) is reported unrecorded. The
+modules that own a wrapper watch their wrapped names: setting one, even a patch put back in
+the same test phase, ends the record.
 Standard library only: this runs in the target's interpreter."""
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import builtins
 import functools
 import inspect
 import sys
+import threading
+import types
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -83,6 +88,27 @@ def object_names(obj: Any) -> set[str]:
     return out
 
 
+class _WatchedModule(types.ModuleType):
+    """The class a wrapper's module takes while the record runs: setting or deleting a
+    wrapped name is told to the recorder."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _patched(self, name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        _patched(self, name)
+        super().__delattr__(name)
+
+
+_watchers: list[Callable[[Any, str], None]] = []
+
+
+def _patched(owner: Any, name: str) -> None:
+    for watcher in _watchers:
+        watcher(owner, name)
+
+
 class ReflectionRecorder:
     """Wraps the reflective builtins and introspection functions while installed; what a
     call from a repository file was given is kept under the current context."""
@@ -93,7 +119,14 @@ class ReflectionRecorder:
         self._files: dict[str, Any] = {}
         self.seen: dict[str, dict[str, dict[int, set[str]]]] = {}
         self._replaced: list[tuple[Any, str, Any, Any]] = []  # owner, name, original, wrapper
-        self._bypassed: list[dict[str, Any]] = []  # namespaces given the real builtins
+        # namespaces of modules outside the repository, by id (None: not one), and the
+        # names bound in each
+        self._outside: dict[int, dict[str, Any] | None] = {}
+        self._bound: dict[int, tuple[str, ...]] = {}
+        self._deciding = False
+        self._local = threading.local()  # this thread is working out a file's path
+        self._modules: list[Any] = []  # repository modules whose body ran
+        self._watched: list[Any] = []
         self.active = False
 
     def install(self) -> None:
@@ -105,7 +138,16 @@ class ReflectionRecorder:
                 original = _real_getattr(module, name, None)
                 if original is not None:  # one a Python version dropped
                     self._replace(module, name, original, self._object_wrapper(original))
+        _watchers.append(self._patched)
+        for owner in {id(owner): owner for owner, *_ in self._replaced}.values():
+            if type(owner) is types.ModuleType:
+                owner.__class__ = _WatchedModule
+                self._watched.append(owner)
         self.active = True
+
+    def _patched(self, owner: Any, name: str) -> None:
+        if any(o is owner and n == name for o, n, *_ in self._replaced):
+            self.active = False
 
     def _replace(self, owner: Any, name: str, original: Any, wrapper: Any) -> None:
         wrapper.__name__ = name
@@ -119,21 +161,34 @@ class ReflectionRecorder:
         """Puts the originals back; the record stays active only if every wrapper was still
         in place (a test that replaced one saw calls the record missed)."""
         self.check()
+        if self._patched in _watchers:
+            _watchers.remove(self._patched)
+        for owner in self._watched:
+            if type(owner) is _WatchedModule:
+                _real_setattr(owner, "__class__", types.ModuleType)
+        self._watched.clear()
         for owner, name, original, _ in self._replaced:
             _real_setattr(owner, name, original)
         self._replaced.clear()
-        for namespace in self._bypassed:
-            for name, real in _REAL_BUILTINS.items():
-                if namespace.get(name) is real:
+        for key, names in self._bound.items():
+            namespace = self._outside[key]
+            for name in names:
+                if namespace is not None and namespace.get(name) is _REAL_BUILTINS[name]:
                     del namespace[name]
-        self._bypassed.clear()
+        self._bound.clear()
+
+    def ran(self, module: Any) -> None:
+        """A repository module's body ran: its namespace is checked at the end even if
+        the module has left ``sys.modules`` by then."""
+        self._modules.append(module)
 
     def unrecorded(self, modules: dict[str, Any]) -> list[str]:
-        """Repository files whose module binds an introspection function's name to anything
-        but its wrapper (bound before the collector started, or from another library)."""
+        """Repository files whose module binds a wrapped name to anything but its wrapper
+        (bound before the collector started, from another library, or star-imported from a
+        module outside the repository with the real builtins bound)."""
         wrappers = {name: wrapper for owner, name, _, wrapper in self._replaced}
         out: set[str] = set()
-        for module in list(modules.values()):
+        for module in [*list(modules.values()), *self._modules]:
             rel = self._relative(_real_getattr(module, "__file__", None) or "")
             namespace = _real_getattr(module, "__dict__", None)
             if rel is None or not isinstance(namespace, dict):
@@ -146,29 +201,45 @@ class ReflectionRecorder:
         return sorted(out)
 
     def _bypass(self, namespace: dict[str, Any]) -> None:
-        """Bind the real builtins in the namespace of a module outside the repository (a
-        module's own, not a dict given to ``exec``: that may be the repository's)."""
+        """Note the namespace of a module outside the repository (a module's own, not a
+        dict given to ``exec``: that may be the repository's) for :meth:`bind_outside`."""
+        key = id(namespace)
+        if key in self._outside or self._deciding:
+            return
+        self._deciding = True  # the looks below call the wrappers too
         try:
             module = sys.modules.get(namespace.get("__name__"))  # type: ignore[arg-type]
-            if module is None or _real_getattr(module, "__dict__", None) is not namespace:
-                return
-            if self._file(_real_getattr(module, "__file__", None) or "") is not None:
-                return
+            outside = (
+                module is not None
+                and _real_getattr(module, "__dict__", None) is namespace
+                and self._relative(_real_getattr(module, "__file__", None) or "") is None
+            )
         except Exception:  # an odd module: its calls keep going through the wrapper
-            return
-        added = False
-        for name, real in _REAL_BUILTINS.items():
-            if name not in namespace:
-                namespace[name] = real
-                added = True
-        if added:
-            self._bypassed.append(namespace)
+            outside = False
+        finally:
+            self._deciding = False
+        self._outside[key] = namespace if outside else None
+
+    def bind_outside(self) -> None:
+        """At a pause of the session: bind the real builtins in the noted namespaces."""
+        for key, namespace in list(self._outside.items()):
+            if namespace is None or key in self._bound:
+                continue
+            names = tuple(n for n in BUILTINS if n not in namespace)
+            for name in names:
+                namespace[name] = _REAL_BUILTINS[name]
+            self._bound[key] = names
 
     def _file(self, filename: str) -> str | None:
         rel = self._files.get(filename, _PENDING)
         if rel is _PENDING:
-            self._files[filename] = None  # a look made while working this out is not ours
-            rel = self._files[filename] = self._relative(filename)
+            if _real_getattr(self._local, "busy", False):
+                return None  # a look made while working out a path (pathlib's): not ours
+            self._local.busy = True
+            try:
+                rel = self._files[filename] = self._relative(filename)
+            finally:
+                self._local.busy = False
         return rel
 
     def _record(self, rel: str, line: int) -> set[str]:
