@@ -78,6 +78,23 @@ def test_a_changed_module_body_with_side_effects_selects_its_importers() -> None
     assert selected(changed_regions, cs, st) == {T2: "import-time-code"}
 
 
+def test_a_class_body_nested_in_a_function_selects_the_tests_that_ran_the_function() -> None:
+    nested = ChangedRegion(
+        id="pkg/a.py::g.<locals>.C.<body>", file="pkg/a.py", kind=ChangeKind.ADDED,
+        region=RegionKind.CLASS_BODY, side_effects=True,
+    )  # fmt: skip
+    renamed = ChangedRegion(
+        id="pkg/a.py::g", file="pkg/a.py", kind=ChangeKind.RENAMED, old_id=F, body_changed=False
+    )
+    st = FakeStore(edges=[edge(MOD, T1), edge(MOD, T2), edge(F, T3)], tests=[T1, T2, T3])
+    cs = ChangeSet(base="base", files=(SOURCE,), regions=(nested, renamed))
+    # through the old name of its renamed function; never the importers of the module
+    assert selected(changed_regions, cs, st) == {T3: "runs-enclosing-function"}
+    # an enclosing function no test ran: the importers, as for any definition
+    st = FakeStore(edges=[edge(MOD, T1), edge(MOD, T2)], tests=[T1, T2, T3])
+    assert selected(changed_regions, cs, st) == {T1: "import-time-code", T2: "import-time-code"}
+
+
 def test_changed_test_code_selects_that_test_and_what_pytest_reads() -> None:
     test = ChangedRegion(id=T1, file="t/test_a.py", kind=ChangeKind.MODIFIED, test_id=T1)
     files = (ChangedFile("t/test_a.py", FileKind.MODIFIED, FileRole.TEST),)

@@ -24,6 +24,7 @@ from guard_core.selection import (
 from guard_core.test_code import test_code_reasons
 
 IMPORT_TIME = "import-time-code"
+ENCLOSING = "runs-enclosing-function"
 
 
 def select_importers(
@@ -43,7 +44,23 @@ def changed_regions(data: RuleInput, selection: Selection) -> None:
 
 
 def _importers(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:
+    """The tests that ran the region's definition: every importer of its module, or, for a
+    definition inside a function, the tests that ran that function (it runs there, not at
+    import)."""
+    if data.refined and (enclosing := _enclosing_function(region.id)):
+        renamed = {r.id: judged_id(r) for r in data.change.regions}
+        ran = data.store.covering_tests([renamed.get(enclosing, enclosing)], data.floor, False)
+        if ran:  # none: never run, or not measured; the importers are the safe side
+            selection.add_edges(ran, ENCLOSING)
+            return
     select_importers(data.store, region.file, selection, IMPORT_TIME, region.id, data.floor)
+
+
+def _enclosing_function(region_id: str) -> str | None:
+    """``f.<locals>.C.<body>`` -> ``f``: the innermost function a definition is nested in."""
+    path, _, qualname = region_id.partition("::")
+    outer, nested, _ = qualname.rpartition(".<locals>.")
+    return f"{path}::{outer}" if nested else None
 
 
 def _changed_function(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:

@@ -1,0 +1,83 @@
+"""A class or function defined inside a function runs its definition when that function
+runs, not when its module is imported: a change to it selects the tests that ran the
+enclosing function (through its old name after a rename), not every importer of the module
+(precision issue, fresh class: a renamed class factory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/patching.py": (
+        "def wrap(box):\n"
+        "    class Wrapped(type(box)):\n"
+        "        kind = 'wrapped'\n\n"
+        "        def get(self):\n"
+        "            return self.kind + ':' + str(self.value)\n\n"
+        "    box.__class__ = Wrapped\n"
+        "    return box\n\n\n"
+        "def register(table):\n"
+        "    @table.setdefault('hooks', []).append\n"
+        "    def hook():\n"
+        "        return 'hooked'\n\n"
+        "    return table\n\n\n"
+        "def plain(x):\n    return x + 1\n"
+    ),
+    "pkg/box.py": (
+        "class Box:\n"
+        "    def __init__(self, value):\n        self.value = value\n\n"
+        "    def get(self):\n        return self.value\n\n\n"
+        "def wrapped(value):\n"
+        "    from pkg.patching import wrap\n\n"
+        "    return wrap(Box(value))\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_box.py": (
+        "from pkg.box import Box, wrapped\n"
+        "from pkg.patching import plain, register\n\n\n"
+        "def test_wrapped():\n    assert wrapped(2).get() == 'wrapped:2'\n\n\n"
+        "def test_hooks():\n    assert register({})['hooks'][0]() == 'hooked'\n\n\n"
+        "def test_plain_box():\n    assert Box(3).get() == 3\n\n\n"
+        "def test_plain():\n    assert plain(1) == 2\n"
+    ),
+}
+T = "tests/test_box.py::"
+
+
+def test_a_renamed_class_factory_selects_the_tests_that_ran_it(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
+    edit(tree, "pkg/box.py", "import wrap\n\n    return wrap(", "import wrap_box\n\n    return wrap_box(")
+    decision = guard.check()
+    assert T + "test_wrapped" in decision.tests
+    assert T + "test_plain" not in decision.tests, decision.reasons
+
+
+def test_a_changed_nested_class_body_selects_the_tests_that_ran_its_function(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/patching.py", "kind = 'wrapped'", "kind = 'boxed'")
+    decision = guard.check()
+    assert T + "test_wrapped" in decision.tests
+    assert T + "test_plain" not in decision.tests, decision.reasons
+
+
+def test_a_nested_registering_decorator_changed_selects_the_tests_that_ran_its_function(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/patching.py", "@table.setdefault('hooks', []).append", "@print")
+    decision = guard.check()
+    assert T + "test_hooks" in decision.tests
+    assert T + "test_plain" not in decision.tests, decision.reasons
+
+
+def test_a_nested_class_added_to_a_renamed_function_is_still_caught(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
+    edit(tree, "pkg/patching.py", "        kind = 'wrapped'\n", "        kind = 'wrapped'\n        size = 1 / 0\n")
+    edit(tree, "pkg/box.py", "import wrap\n\n    return wrap(", "import wrap_box\n\n    return wrap_box(")
+    assert T + "test_wrapped" in guard.check().tests
