@@ -48,9 +48,18 @@ FILES = {
 T = "tests/test_box.py::"
 
 
+def rename_the_call(tree: Path) -> None:
+    edit(
+        tree,
+        "pkg/box.py",
+        "import wrap\n\n    return wrap(",
+        "import wrap_box\n\n    return wrap_box(",
+    )
+
+
 def test_a_renamed_class_factory_selects_the_tests_that_ran_it(guard: Guard, tree: Path) -> None:
     edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
-    edit(tree, "pkg/box.py", "import wrap\n\n    return wrap(", "import wrap_box\n\n    return wrap_box(")
+    rename_the_call(tree)
     decision = guard.check()
     assert T + "test_wrapped" in decision.tests
     assert T + "test_plain" not in decision.tests, decision.reasons
@@ -78,6 +87,7 @@ def test_a_nested_class_added_to_a_renamed_function_is_still_caught(
     guard: Guard, tree: Path
 ) -> None:
     edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
-    edit(tree, "pkg/patching.py", "        kind = 'wrapped'\n", "        kind = 'wrapped'\n        size = 1 / 0\n")
-    edit(tree, "pkg/box.py", "import wrap\n\n    return wrap(", "import wrap_box\n\n    return wrap_box(")
+    kind = "        kind = 'wrapped'\n"
+    edit(tree, "pkg/patching.py", kind, kind + "        size = 1 / 0\n")
+    rename_the_call(tree)
     assert T + "test_wrapped" in guard.check().tests

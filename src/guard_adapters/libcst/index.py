@@ -19,6 +19,12 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from guard_adapters.libcst.lazy_annotations import (
+    built_in_repository,
+    enables_lazy_annotations,
+    only_pure_decorators,
+    parameter_annotations,
+)
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
 from guard_adapters.python.test_functions import collected_tests
@@ -29,7 +35,7 @@ RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
 
-INDEX_VERSION = b"guard-index-11\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-12\0"  # a new version re-indexes every file once
 
 
 def content_sha(data: bytes) -> str:
@@ -93,6 +99,10 @@ class _RefVisitor(cst.CSTVisitor):
         self.stmt_free: dict[str, set[tuple[int, str]]] = defaultdict(set)
         self._imports = 0  # inside an import statement: its names are bound, not read
         self._inner: set[int] = set()
+        self._lazy = False  # `from __future__ import annotations`
+        # enclosing definitions, innermost last: (a function?, may its annotations be evaluated)
+        self._scopes: list[tuple[bool, bool]] = []
+        self._unevaluated: set[int] = set()  # annotations no running code evaluates
 
     def _owner(self, node: cst.CSTNode) -> Region:
         line = self._line(node)
@@ -210,6 +220,32 @@ class _RefVisitor(cst.CSTVisitor):
             return None
         return ".".join([root.value, *reversed(parts)])
 
+    def _evaluating(self) -> bool:
+        """Annotations held here may be evaluated by code that runs when they are defined."""
+        return not self._lazy or (bool(self._scopes) and self._scopes[-1][1])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self._evaluating() and only_pure_decorators(node.decorators):
+            self._unevaluated.update(id(a) for a in parameter_annotations(node))
+        self._scopes.append((True, False))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append((False, not built_in_repository(node, self._dotted, self.module)))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        local = bool(self._scopes) and self._scopes[-1][0]
+        if local or not self._evaluating():
+            self._unevaluated.add(id(node.annotation))
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        return id(node) not in self._unevaluated  # False: its names are not visited
+
     def visit_Name(self, node: cst.Name) -> None:
         self._record(node)
 
@@ -240,6 +276,7 @@ class _RefVisitor(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._imports += 1
+        self._lazy = self._lazy or enables_lazy_annotations(node)
         base = cst.Module([]).code_for_node(node.module) if node.module else ""
         rel = "." * len(node.relative)
         target = _resolve(rel + base, self.module, self.package) if rel else base
