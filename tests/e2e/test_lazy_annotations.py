@@ -13,11 +13,14 @@ from tests.e2e.conftest import edit
 FILES = {
     "pkg/__init__.py": "",
     "pkg/client.py": (
+        "from __future__ import annotations\n\n"
         "import json\nfrom contextlib import contextmanager\n\n\n"
         "class Client(json.JSONEncoder):  # open: derives from outside code\n"
         "    @contextmanager\n"
         "    def session(self):\n        yield {'user': 'x'}\n\n"
-        "    def get(self, path):\n        return 'GET ' + path\n"
+        "    def get(self, path):\n        return 'GET ' + path\n\n"
+        "    def __enter__(self) -> Client:  # its own name, in a method's string annotation\n"
+        "        return self\n"
     ),
     "pkg/app.py": (
         "from __future__ import annotations\n\n"
@@ -32,6 +35,7 @@ FILES = {
     ),
     "tests/__init__.py": "",
     "tests/test_app.py": (
+        "import pkg.client  # every test's session imports it\n"
         "from pkg.app import App\n\n\n"
         "def test_session():\n"
         "    with App().client().session() as s:\n        assert s['user'] == 'x'\n\n\n"

@@ -40,6 +40,16 @@ def test_a_class_built_by_outside_machinery_keeps_its_annotation_reads() -> None
         assert "pkg.client.Client" in found["M.<body>"], header
 
 
+def test_an_outside_base_evaluates_field_annotations_not_method_signatures() -> None:
+    body = "\n    client: Client\n\n    def make(self) -> Other:\n        pass\n"
+    head = LAZY + HEAD + "from pkg.other import Other\n\n\n"
+    found = refs(head + "class M(outside.Model):" + body)["M.<body>"]
+    assert "pkg.client.Client" in found
+    assert "pkg.other.Other" not in found
+    found = refs(head + "class M(outside.Model, metaclass=outside.Meta):" + body)["M.<body>"]
+    assert "pkg.other.Other" in found
+
+
 def test_a_registering_decorator_keeps_a_functions_annotation_reads() -> None:
     found = refs(LAZY + HEAD + "@outside.route('/')\ndef view(c: Client) -> None:\n    pass\n")
     assert "pkg.client.Client" in found["<module>"]

@@ -100,8 +100,9 @@ class _RefVisitor(cst.CSTVisitor):
         self._imports = 0  # inside an import statement: its names are bound, not read
         self._inner: set[int] = set()
         self._lazy = False  # `from __future__ import annotations`
-        # enclosing definitions, innermost last: (a function?, may its annotations be evaluated)
-        self._scopes: list[tuple[bool, bool]] = []
+        # enclosing definitions, innermost last: (a function?, may the annotations of its
+        # variables be evaluated, may its methods' be evaluated)
+        self._scopes: list[tuple[bool, bool, bool]] = []
         self._unevaluated: set[int] = set()  # annotations no running code evaluates
 
     def _owner(self, node: cst.CSTNode) -> Region:
@@ -220,20 +221,27 @@ class _RefVisitor(cst.CSTVisitor):
             return None
         return ".".join([root.value, *reversed(parts)])
 
-    def _evaluating(self) -> bool:
-        """Annotations held here may be evaluated by code that runs when they are defined."""
-        return not self._lazy or (bool(self._scopes) and self._scopes[-1][1])
+    def _evaluating(self, methods: bool = False) -> bool:
+        """Annotations held here (a method's, with ``methods``) may be evaluated by code that
+        runs when they are defined."""
+        if not self._lazy:
+            return True
+        return bool(self._scopes) and self._scopes[-1][2 if methods else 1]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self._evaluating() and only_pure_decorators(node.decorators):
+        if not self._evaluating(methods=True) and only_pure_decorators(node.decorators):
             self._unevaluated.update(id(a) for a in parameter_annotations(node))
-        self._scopes.append((True, False))
+        self._scopes.append((True, False, False))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.append((False, not built_in_repository(node, self._dotted, self.module)))
+        # a base from outside may build fields from the class's own annotations; its
+        # methods' are evaluated only by a metaclass or a class decorator
+        fields = not built_in_repository(node, self._dotted, self.module)
+        methods = bool(node.keywords) or not only_pure_decorators(node.decorators)
+        self._scopes.append((False, fields, methods))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._scopes.pop()

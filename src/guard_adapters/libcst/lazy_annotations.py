@@ -3,9 +3,11 @@
 - A local variable's annotation (``x: T = ...`` inside a function) is never evaluated.
 - Under ``from __future__ import annotations`` every annotation is kept as a string, so a
   class or function that holds one reads nothing at import time, unless something evaluates
-  it there: a decorator that may register (``@app.get``, ``@f.register`` dispatch on it) or a
-  class built by code outside the repository (a metaclass, a base such as an ORM's or a
-  validation library's, a decorator) may call ``get_type_hints`` on it. Those keep their reads.
+  it there, and those keep their reads:
+  - a decorator that may register (``@app.get``, ``@f.register`` dispatching on it);
+  - for a class's own variable annotations, class machinery from outside the repository (a
+    base such as an ORM's or a validation library's builds fields from them);
+  - for its methods' signatures, a metaclass or class keyword, or a class decorator.
 """
 
 from __future__ import annotations
