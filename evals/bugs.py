@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 
 import attrs
+import click
 
 from evals.edits import Edit, apply, revert
 from evals.metrics import Summary
@@ -47,7 +48,19 @@ class Project:
 
     @property
     def mirror(self) -> Path:
-        return MIRRORS / self.repository.replace("/", "+") / "repo"
+        path = MIRRORS / self.repository.replace("/", "+") / "repo"
+        if not (path / "HEAD").is_file() and not (path / ".git").exists():
+            raise MissingMirror(
+                f"no git mirror of {self.repository} at {path}: fetch github:{self.repository} "
+                "first (the tool library's fetch), or point GUARD_EVALS_MIRRORS at the folder "
+                "that holds <owner>+<name>/repo"
+            )
+        return path
+
+
+class MissingMirror(click.ClickException):
+    """A project's history is not on this machine (sdists have none): a setup step, said as
+    such by the command line, not a traceback."""
 
 
 # thefuck, youtube-dl and black are kept for an independent check: never add them here

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from evals.bugs import Project, candidates, evaluate_bugs, verify_bug
+from evals.bugs import MissingMirror, Project, candidates, evaluate_bugs, verify_bug
 from evals.integrity import verify
 
 from evals import report
@@ -48,6 +48,11 @@ def history(tmp_path: Path) -> tuple[Project, dict[str, str]]:
 @pytest.fixture
 def mirrors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("evals.bugs.MIRRORS", tmp_path / "mirrors")
+
+
+def test_a_missing_mirror_says_to_fetch_it(mirrors: None) -> None:
+    with pytest.raises(MissingMirror, match="fetch github:someone/gone"):
+        list(candidates(Project("gone", "someone/gone", ("pkg",), python="")))
 
 
 def test_a_fix_with_tests_and_a_small_source_diff_is_a_candidate(
