@@ -15,7 +15,7 @@ import redis
 
 from guard_adapters.falkordb.shared_index import PREFIX
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.libcst import ingest
+from guard_adapters.libcst import index, ingest, shared_index
 from guard_adapters.libcst.index import RawIndex
 from guard_adapters.libcst.ingest import ingest_static
 from guard_adapters.libcst.shared_index import decode, encode, index_key, lookup
@@ -141,3 +141,22 @@ def test_codec_round_trip_and_keys(tmp_path: Path) -> None:
     )
     assert key != index_key(job, data + b"\n")
     assert lookup(object(), [key]) == {}  # a store that keeps no indexes: everything is parsed
+
+
+def test_a_graph_indexed_by_another_indexer_is_indexed_again(
+    tmp_path: Path,
+    graphs: Callable[[], FalkorGraphStore],
+    parsed: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An upgraded Guard (other indexing code, the same index version) re-indexes unchanged
+    files: the facts an older indexer wrote may lack what a check now relies on."""
+    repo = unique_repo(tmp_path / "r")
+    graph = graphs()
+    ingest_static(repo, graph, include_tests=True)
+    parsed.clear()
+    assert ingest_static(repo, graph, include_tests=True).indexed == 0  # nothing changed
+    for module in (index, shared_index):
+        monkeypatch.setattr(module, "indexer_digest", lambda: b"another indexer")
+    report = ingest_static(repo, graph, include_tests=True)
+    assert report.indexed == 6 and len(parsed) == 6  # the server's entries are another's too

@@ -4,9 +4,12 @@ its imports, resolved with libcst's scope and qualified-name metadata."""
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
+import sys
 from collections import defaultdict
-from pathlib import PurePosixPath
+from importlib.metadata import version
+from pathlib import Path, PurePosixPath
 
 import attrs
 import libcst as cst
@@ -38,8 +41,25 @@ SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass over
 INDEX_VERSION = b"guard-index-12\0"  # a new version re-indexes every file once
 
 
+@functools.cache
+def indexer_digest() -> bytes:
+    """What a file's index depends on besides its bytes: the interpreter's minor version (what
+    parses, the standard library's module names), libcst's version, and the indexer's own code
+    (a Guard of another commit may share the server, or have written this graph)."""
+    import guard_adapters
+    import guard_core
+
+    digest = hashlib.sha256(f"{sys.version_info[:2]}|{version('libcst')}|".encode())
+    digest.update(INDEX_VERSION)
+    roots = (Path(guard_adapters.__file__).parent, Path(guard_core.__file__).parent)
+    for source in sorted(p for root in roots for p in root.rglob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest.digest()
+
+
 def content_sha(data: bytes) -> str:
-    return hashlib.sha1(INDEX_VERSION + data, usedforsecurity=False).hexdigest()
+    """The sha a graph keeps for a file's index: another indexer re-indexes the file."""
+    return hashlib.sha1(indexer_digest() + data, usedforsecurity=False).hexdigest()
 
 
 @attrs.frozen

@@ -9,39 +9,20 @@ An entry that cannot be read back (another codec, damage) is a miss: the file is
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
-import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from importlib.metadata import version
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from cattrs.preconf.json import make_converter
 
-from guard_adapters.libcst.index import INDEX_VERSION, RawIndex
+from guard_adapters.libcst.index import INDEX_VERSION, RawIndex, indexer_digest
 from guard_adapters.pytest.layout import PytestLayout
 from guard_core.logs import get_logger
 
 log = get_logger("guard.index")
 
 _CODEC = b"guard-index-codec-1\0"
-
-
-@functools.cache
-def _indexer() -> bytes:
-    """What else a file's index depends on: the interpreter's minor version (what parses, the
-    standard library's module names), libcst's version, and the indexer's own code (a Guard
-    of another commit may share the server)."""
-    import guard_adapters
-    import guard_core
-
-    digest = hashlib.sha256(f"{sys.version_info[:2]}|{version('libcst')}".encode())
-    roots = (Path(guard_adapters.__file__).parent, Path(guard_core.__file__).parent)
-    for source in sorted(p for root in roots for p in root.rglob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    return digest.digest()
 
 
 _converter = make_converter()  # frozensets and tuples as JSON lists, back by type
@@ -64,7 +45,7 @@ IndexJob = tuple[str, str, str | None, PytestLayout, bool]  # root, path, module
 def index_key(job: IndexJob, data: bytes) -> str:
     _, path, module, layout, is_test = job
     what = repr((path, module, is_test, layout)).encode()
-    digest = hashlib.sha256(INDEX_VERSION + _CODEC + _indexer() + what + b"\0" + data)
+    digest = hashlib.sha256(INDEX_VERSION + _CODEC + indexer_digest() + what + b"\0" + data)
     return digest.hexdigest()
 
 
