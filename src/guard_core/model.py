@@ -166,6 +166,7 @@ class ChangedRegion:
     # of it that returns has run its body, so its callers are in its evidence
     calls_through: bool = False
     doc_changed: bool = False  # its docstring changed (a doctest may live there)
+    registers: bool = False  # a class whose decorators may register it, not only wrap or mark
 
 
 @attrs.frozen

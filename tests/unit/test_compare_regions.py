@@ -680,3 +680,17 @@ def test_other_attributes_and_docstrings_of_imported_functions_stay_side_effects
     source: str,
 ) -> None:
     assert module_change(source, source.replace("True", "False"))[1]
+
+
+def test_a_class_a_decorator_may_register_is_flagged() -> None:
+    def registers(before: str, after: str) -> dict[str, bool]:
+        old, new = extract_regions("m.py", before), extract_regions("m.py", after)
+        return {c.id.split("::")[1]: c.registers for c in compare_modules(old, new, "m")}
+
+    factory = "def f(base):\n    {deco}class C(base):\n        x = {x}\n    return C\n"
+    plain = registers(factory.format(deco="", x=1), factory.format(deco="", x=2))
+    assert plain == {"f.<locals>.C.<body>": False}
+    hooked = factory.format(deco="@hooks.add\n    ", x=1)
+    assert registers(hooked, hooked.replace("x = 1", "x = 2")) == {"f.<locals>.C.<body>": True}
+    marked = factory.format(deco="@final\n    ", x=1)
+    assert registers(marked, marked.replace("x = 1", "x = 2")) == {"f.<locals>.C.<body>": False}

@@ -93,6 +93,11 @@ def test_a_class_body_nested_in_a_function_selects_the_tests_that_ran_the_functi
     # an enclosing function no test ran: the importers, as for any definition
     st = FakeStore(edges=[edge(MOD, T1), edge(MOD, T2)], tests=[T1, T2, T3])
     assert selected(changed_regions, cs, st) == {T1: "import-time-code", T2: "import-time-code"}
+    # a class a decorator may register: whoever reads the registry, not only those tests
+    registered = attrs.evolve(nested, registers=True)
+    cs = ChangeSet(base="base", files=(SOURCE,), regions=(registered, renamed))
+    st = FakeStore(edges=[edge(MOD, T1), edge(MOD, T2), edge(F, T3)], tests=[T1, T2, T3])
+    assert selected(changed_regions, cs, st) == {T1: "import-time-code", T2: "import-time-code"}
 
 
 def test_changed_test_code_selects_that_test_and_what_pytest_reads() -> None:

@@ -22,12 +22,6 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from guard_adapters.libcst.lazy_annotations import (
-    built_in_repository,
-    enables_lazy_annotations,
-    only_pure_decorators,
-    parameter_annotations,
-)
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
 from guard_adapters.python.test_functions import collected_tests
@@ -119,10 +113,7 @@ class _RefVisitor(cst.CSTVisitor):
         self.stmt_free: dict[str, set[tuple[int, str]]] = defaultdict(set)
         self._imports = 0  # inside an import statement: its names are bound, not read
         self._inner: set[int] = set()
-        self._lazy = False  # `from __future__ import annotations`
-        # enclosing definitions, innermost last: (a function?, may the annotations of its
-        # variables be evaluated, may its methods' be evaluated)
-        self._scopes: list[tuple[bool, bool, bool]] = []
+        self._functions: list[bool] = []  # enclosing definitions, innermost last: a def?
         self._unevaluated: set[int] = set()  # annotations no running code evaluates
 
     def _owner(self, node: cst.CSTNode) -> Region:
@@ -241,34 +232,23 @@ class _RefVisitor(cst.CSTVisitor):
             return None
         return ".".join([root.value, *reversed(parts)])
 
-    def _evaluating(self, methods: bool = False) -> bool:
-        """Annotations held here (a method's, with ``methods``) may be evaluated by code that
-        runs when they are defined."""
-        if not self._lazy:
-            return True
-        return bool(self._scopes) and self._scopes[-1][2 if methods else 1]
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self._evaluating(methods=True) and only_pure_decorators(node.decorators):
-            self._unevaluated.update(id(a) for a in parameter_annotations(node))
-        self._scopes.append((True, False, False))
+        self._functions.append(True)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._scopes.pop()
+        self._functions.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        # a base from outside may build fields from the class's own annotations; its
-        # methods' are evaluated only by a metaclass or a class decorator
-        fields = not built_in_repository(node, self._dotted, self.module)
-        methods = bool(node.keywords) or not only_pure_decorators(node.decorators)
-        self._scopes.append((False, fields, methods))
+        self._functions.append(False)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._scopes.pop()
+        self._functions.pop()
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        local = bool(self._scopes) and self._scopes[-1][0]
-        if local or not self._evaluating():
+        # a local variable's annotation is never evaluated; any other may be, now or later
+        # (``from __future__ import annotations`` only defers it: ``get_type_hints``, a
+        # dataclass-like base, ``singledispatch`` read it by name)
+        if self._functions and self._functions[-1]:
             self._unevaluated.add(id(node.annotation))
 
     def visit_Annotation(self, node: cst.Annotation) -> bool:
@@ -304,7 +284,6 @@ class _RefVisitor(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._imports += 1
-        self._lazy = self._lazy or enables_lazy_annotations(node)
         base = cst.Module([]).code_for_node(node.module) if node.module else ""
         rel = "." * len(node.relative)
         target = _resolve(rel + base, self.module, self.package) if rel else base

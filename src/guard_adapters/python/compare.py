@@ -144,6 +144,8 @@ def _body_change(
         names=tuple(sorted(names)),
         side_effects=effects,
         removed=tuple(removed),
+        registers=ref.kind is RegionKind.CLASS_BODY
+        and _impure((old.decorators if old else ()) + (new.decorators if new else ()), pure),
     )
 
 

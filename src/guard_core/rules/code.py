@@ -45,9 +45,12 @@ def changed_regions(data: RuleInput, selection: Selection) -> None:
 
 def _importers(data: RuleInput, region: ChangedRegion, selection: Selection) -> None:
     """The tests that ran the region's definition: every importer of its module, or, for a
-    definition inside a function, the tests that ran that function (it runs there, not at
-    import)."""
-    if data.refined and (enclosing := _enclosing_function(region.id)):
+    class defined inside a function, the tests that ran that function (its body runs there,
+    not at import, as the function's own code). A class a decorator may register, or a
+    function (its definition changes only through decorators), keeps the importers: the
+    registry may be read by tests that never ran the function."""
+    nested = region.region is RegionKind.CLASS_BODY and not region.registers
+    if data.refined and nested and (enclosing := _enclosing_function(region.id)):
         renamed = {r.id: judged_id(r) for r in data.change.regions}
         ran = data.store.covering_tests([renamed.get(enclosing, enclosing)], data.floor, False)
         if ran:  # none: never run, or not measured; the importers are the safe side
