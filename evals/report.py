@@ -120,21 +120,26 @@ def _class_markdown(result: TargetResult) -> list[str]:
 
 def _split_markdown(result: TargetResult) -> list[str]:
     names = peers(result)
-    head = [f"{n} {m}" for m in ("savings", "escapes", "whole suite") for n in names]
+    kept = ("savings", "safe savings", "escapes", "whole suite")
+    head = [f"{n} {m}" for m in kept for n in names]
     lines = [
         "## Per split",
         "",
         "Dev edits are the ones Guard was tuned on; held-out and fresh edits (drawn from a new "
         "seed at run time) it never was: the gap between them is what the tuning does not "
         "carry over. *Whole suite*: selections that save at most 5% of the suite's test time, "
-        "whatever their level (run-all decisions are among them).",
+        "whatever their level (run-all decisions are among them). *Safe savings*: the mean "
+        "over the edits on which that strategy missed no failing test (an escape saves test "
+        "time by not running what fails).",
         "",
         "| split | edits | killable | " + " | ".join(head) + " |",
         "| --- | ---: | ---: | " + " | ".join("---:" for _ in head) + " |",
     ]
     table = by_split(result.rows, names)
     for entry in table:
+        split = [r for r in result.rows if entry["class"] in ("all", r["split"])]
         cells = [_pct(entry["strategies"][n]["savings"]) for n in names]
+        cells += [_safe_savings(split, n) for n in names]
         cells += [str(entry["strategies"][n]["escapes"]) for n in names]
         cells += [str(entry["strategies"][n]["whole_suite"]) for n in names]
         name = "**all**" if entry["class"] == "all" else entry["class"]
@@ -147,6 +152,11 @@ def _split_markdown(result: TargetResult) -> list[str]:
         gaps = [f"{n} {100 * (dev[n]['savings'] - fresh[n]['savings']):+.1f} points" for n in names]
         lines += ["", "Generalization gap (dev minus fresh savings): " + ", ".join(gaps) + "."]
     return [*lines, ""]
+
+
+def _safe_savings(rows: Sequence[dict[str, Any]], strategy: str) -> str:
+    safe = [r["savings"][strategy] for r in rows if not r["missed"].get(strategy)]
+    return _pct(statistics.fmean(safe)) if safe else "—"
 
 
 def _size(row: dict[str, Any], strategy: str) -> str:

@@ -156,3 +156,13 @@ def test_tables_and_headlines_other_than_savings_are_checked(
     assert any("killable" in p for p in problems)
     path.write_text("{not json")
     assert verify(path, guard_repo).problems[0].startswith("unreadable")
+
+
+def test_safe_savings_leave_out_the_edits_a_strategy_escaped() -> None:
+    rows = [
+        {"savings": {"guard": 0.2, "coverage": 0.99}, "missed": {"coverage": ["t::a"]}},
+        {"savings": {"guard": 0.6, "coverage": 0.5}, "missed": {}},
+    ]
+    assert report._safe_savings(rows, "coverage") == report._pct(0.5)
+    assert report._safe_savings(rows, "guard") == report._pct(0.4)
+    assert report._safe_savings(rows[:1], "coverage") == "—"
