@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from guard_core.api import Guard
 from tests.e2e.conftest import edit
 
@@ -48,27 +50,21 @@ FILES = {
 T = "tests/test_box.py::"
 
 
-def rename_the_call(tree: Path) -> None:
-    edit(
-        tree,
-        "pkg/box.py",
-        "import wrap\n\n    return wrap(",
-        "import wrap_box\n\n    return wrap_box(",
-    )
+RENAME_FACTORY = [
+    ("pkg/patching.py", "def wrap(box)", "def wrap_box(box)"),
+    ("pkg/box.py", "import wrap\n\n    return wrap(", "import wrap_box\n\n    return wrap_box("),
+]
+CHANGE_NESTED_BODY = [("pkg/patching.py", "kind = 'wrapped'", "kind = 'boxed'")]
 
 
-def test_a_renamed_class_factory_selects_the_tests_that_ran_it(guard: Guard, tree: Path) -> None:
-    edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
-    rename_the_call(tree)
-    decision = guard.check()
-    assert T + "test_wrapped" in decision.tests
-    assert T + "test_plain" not in decision.tests, decision.reasons
-
-
-def test_a_changed_nested_class_body_selects_the_tests_that_ran_its_function(
-    guard: Guard, tree: Path
+@pytest.mark.parametrize(
+    "edits", [RENAME_FACTORY, CHANGE_NESTED_BODY], ids=["renamed-factory", "changed-body"]
+)
+def test_a_nested_class_selects_the_tests_that_ran_its_function(
+    guard: Guard, tree: Path, edits: list[tuple[str, str, str]]
 ) -> None:
-    edit(tree, "pkg/patching.py", "kind = 'wrapped'", "kind = 'boxed'")
+    for path, old, new in edits:
+        edit(tree, path, old, new)
     decision = guard.check()
     assert T + "test_wrapped" in decision.tests
     assert T + "test_plain" not in decision.tests, decision.reasons
@@ -88,8 +84,8 @@ def test_a_nested_registering_decorator_changed_keeps_the_importers(
 def test_a_nested_class_added_to_a_renamed_function_is_still_caught(
     guard: Guard, tree: Path
 ) -> None:
-    edit(tree, "pkg/patching.py", "def wrap(box)", "def wrap_box(box)")
     kind = "        kind = 'wrapped'\n"
     edit(tree, "pkg/patching.py", kind, kind + "        size = 1 / 0\n")
-    rename_the_call(tree)
+    for path, old, new in RENAME_FACTORY:
+        edit(tree, path, old, new)
     assert T + "test_wrapped" in guard.check().tests
