@@ -145,6 +145,7 @@ class Guard:
                 self.plugins.trust_policies(self.settings),
                 plugins=self.plugins,
                 environment=self.plugins.environment(self.settings),
+                imports=self.plugins.import_probe(self.settings),
             )
         return self._engine
 

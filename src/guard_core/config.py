@@ -34,6 +34,9 @@ class Settings:
     widening: bool = True  # ablation: --no-widening
     seed_policy: bool = False  # ablation: the published policy without refinements
     line_evidence: bool = True  # ablation: --no-lines selects every test of a changed function
+    # import the repository's modules at the base and now, and let what their import built
+    # stand for the import-time code a change touched (off: every importer of that code)
+    import_probe: bool = True
     pytest_args: tuple[str, ...] = ()
     plugin_autoload: bool = True
     policies: tuple[str, ...] = ()  # empty: every registered trust policy votes
@@ -91,6 +94,7 @@ _ENV = {
     "GUARD_STORE": "store",
     "GUARD_SLICER": "slicer",
     "GUARD_RUNNER": "runner",
+    "GUARD_IMPORT_PROBE": "import_probe",
 }
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
 _SECONDS = {"store_timeout", "store_query_timeout"}
@@ -101,6 +105,7 @@ _BOOLS = {
     "plugin_autoload",
     "line_evidence",
     "refresh_evidence",
+    "import_probe",
 }
 _TUPLES = {"pytest_args", "policies"}
 _PATHS = {"state_dir"}

@@ -17,6 +17,7 @@ import attrs
 from guard_core.bases import BaseChoice, Distance, EvidenceBase, choose_base
 from guard_core.config import Settings
 from guard_core.errors import RepositoryError
+from guard_core.import_replay import select_replaying_imports
 from guard_core.logs import get_logger
 from guard_core.model import (
     ChangeSet,
@@ -36,6 +37,7 @@ from guard_core.plugins import Plugins
 from guard_core.ports import (
     EvidenceBases,
     EvidenceReader,
+    ImportProbe,
     PolicyInput,
     Slicer,
     TrustPolicy,
@@ -110,6 +112,7 @@ class Engine:
         policies: Sequence[TrustPolicy],
         plugins: Plugins | None = None,
         environment: Fingerprint | None = None,
+        imports: ImportProbe | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -117,6 +120,7 @@ class Engine:
         self.policies = list(policies)
         self.plugins = plugins
         self.environment = environment
+        self.imports = imports
 
     # -- check ----------------------------------------------------------------------------------
 
@@ -290,14 +294,24 @@ class Engine:
             return self._nothing_to_run(cs, started)
         data = self._rule_input(cs, info, env_changed)
         vote = _widest(self._votes(data.policy))
-        selection = Selection()
-        selection.overrides.extend(pre)
-        run_rules(data, selection, builtin_rules())
-        self._plugin_rules(data, selection)
-        # the hard overrides apply whatever the policies voted
-        hard = data.policy.hard or ()
-        overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
-        level = Level.RUN_ALL if pre or forces_run_all(overrides) else vote.level
+
+        def select(data: RuleInput) -> Selection:
+            selection = Selection()
+            selection.overrides.extend(pre)
+            run_rules(data, selection, builtin_rules())
+            self._plugin_rules(data, selection)
+            return selection
+
+        def level_of(selection: Selection) -> tuple[list[Override], Level]:
+            # the hard overrides apply whatever the policies voted
+            hard = data.policy.hard or ()
+            overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
+            return overrides, Level.RUN_ALL if pre or forces_run_all(overrides) else vote.level
+
+        selection = select_replaying_imports(
+            self.imports, data, select, lambda full: level_of(full)[1] is not Level.RUN_ALL
+        )
+        overrides, level = level_of(selection)
         whole = self._floor(data, selection, level, overrides, vote)
         tests = _runnable(cs, selection)
         total = self._test_count()

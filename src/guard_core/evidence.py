@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import attrs
 
 from guard_core.errors import IngestError
-from guard_core.model import CoverEdge, RunRecord, TestOutcome
+from guard_core.model import CoverEdge, IngestInfo, RunRecord, TestOutcome
 from guard_core.ports import Collector, EvidenceWriter
 
 UNKNOWN_LINE = 0  # "some of its lines": code that ran unseen (plugins' imports), data files
@@ -39,6 +39,8 @@ class RunEvidence:
     # in the files where the run recorded every such call; elsewhere nothing is known
     reflected: dict[str, dict[str, frozenset[str]]] = attrs.field(factory=dict)
     recorded_files: frozenset[str] = frozenset()
+    # ids run under ``<session>`` (start-up, plugins, conftest imports); None: not recorded
+    session_ran: frozenset[str] | None = None
 
     def names(self, test: str, function: str) -> frozenset[str] | None:
         """``CoverEdge.names`` of one edge: None where the run did not record them all (a
@@ -130,6 +132,18 @@ def iter_edges(run: RunEvidence) -> Iterator[CoverEdge]:
             )
 
 
+def session_ran_field(*recorded: frozenset[str] | None) -> str | None:
+    """The ids several runs ran under ``<session>``, as stored: their union (more ids only keep
+    more edges everyone's). None, not recorded, when any of them was not."""
+    if any(r is None for r in recorded):
+        return None
+    return json.dumps(sorted(frozenset[str]().union(*(r for r in recorded if r is not None))))
+
+
+def _recorded_session(info: IngestInfo) -> frozenset[str] | None:
+    return info.session_ran if info.coverage_sha else frozenset()  # none: a first shard
+
+
 def _counted(edges: Iterable[CoverEdge], count: list[int]) -> Iterator[CoverEdge]:
     for edge in edges:
         count[0] += 1
@@ -185,6 +199,10 @@ def ingest_coverage(
         "python": collector.python,
         "known_failures": json.dumps(evidence[-1].failures),
         "lineage": [],
+        "session_ran": session_ran_field(
+            *(e.session_ran for e in evidence),
+            *([_recorded_session(store.ingest_info())] if shard else []),  # the other shards'
+        ),
     }
     if shard is None:
         store.update_ingest_info(**fields, coverage_complete=True)

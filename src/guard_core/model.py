@@ -331,6 +331,15 @@ class GraphStats:
         return attrs.asdict(self)
 
 
+def _id_set(value: object) -> frozenset[str] | None:
+    if isinstance(value, str):  # stored as JSON: a list property cannot be empty everywhere
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return frozenset(str(v) for v in value) if isinstance(value, list) else None
+
+
 @attrs.frozen
 class IngestInfo:
     """What the graph knows about its own provenance (kept in the schema node)."""
@@ -346,6 +355,9 @@ class IngestInfo:
     # earlier evidence bases the current one was refreshed from: edges verified at any of them
     # were carried over through the diffs, so they are as fresh as the base itself
     lineage: tuple[str, ...] = ()
+    # ids that start-up, plugins or conftest imports ran (``<session>``): their shared edges
+    # are not import-time code a fresh import reproduces; None: not recorded
+    session_ran: frozenset[str] | None = attrs.field(default=None, hash=False)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> IngestInfo:
@@ -363,6 +375,7 @@ class IngestInfo:
             python=data.get("python") or None,
             known_failures=known if isinstance(known, dict) else {},
             lineage=tuple(str(sha) for sha in lineage) if isinstance(lineage, list) else (),
+            session_ran=_id_set(data.get("session_ran")),
         )
 
     def fresh_shas(self, base: str) -> frozenset[str]:

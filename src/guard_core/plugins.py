@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from guard_core.ports import (
         EvidenceRefresher,
         GraphStore,
+        ImportProbe,
         PolicyInput,
         Runner,
         Slicer,
@@ -41,6 +42,7 @@ BUILTIN_PLUGINS: tuple[str, ...] = (
     "guard_adapters.python.plugin",
     "guard_adapters.pytest.plugin",
     "guard_adapters.coverage.plugin",
+    "guard_adapters.imports.plugin",
 )
 """Import strings of the built-in plugins, loaded lazily when a manager is built."""
 
@@ -62,6 +64,7 @@ class AdapterRegistry:
     policies: dict[str, Factory] = attrs.field(factory=dict)
     environments: dict[str, Factory] = attrs.field(factory=dict)
     refreshers: dict[str, Factory] = attrs.field(factory=dict)
+    import_probes: dict[str, Factory] = attrs.field(factory=dict)
 
     @staticmethod
     def _add(table: dict[str, Factory], name: str, factory: Factory) -> None:
@@ -94,6 +97,10 @@ class AdapterRegistry:
     def add_refresher(self, name: str, factory: Factory) -> None:
         """A factory returning an :class:`~guard_core.ports.EvidenceRefresher`."""
         self._add(self.refreshers, name, factory)
+
+    def add_import_probe(self, name: str, factory: Factory) -> None:
+        """A factory returning an :class:`~guard_core.ports.ImportProbe`."""
+        self._add(self.import_probes, name, factory)
 
 
 def make_plugin_manager(
@@ -159,6 +166,11 @@ class Plugins:
         if name not in self.registry.refreshers:
             return None
         return self._pick("refresher", self.registry.refreshers, name, settings)
+
+    def import_probe(self, settings: Settings, name: str = "python") -> ImportProbe | None:
+        if not settings.import_probe or name not in self.registry.import_probes:
+            return None
+        return self._pick("import probe", self.registry.import_probes, name, settings)
 
     def trust_policies(self, settings: Settings) -> list[TrustPolicy]:
         names = settings.policies or tuple(sorted(self.registry.policies))

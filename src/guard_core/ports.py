@@ -68,6 +68,7 @@ class EvidenceReader(Protocol):
     def all_functions(self) -> list[str]: ...
     def spawning_tests(self) -> list[str]: ...
     def doctest_items(self) -> list[str]: ...
+    def imported_files(self) -> list[str]: ...
     def modules_among(self, names: Iterable[str]) -> set[str]: ...
     def classes_among(self, names: Iterable[str]) -> set[str]: ...
     def functions_among(self, names: Iterable[str]) -> set[str]: ...
@@ -110,6 +111,7 @@ class IndexWriter(Protocol):
 class EvidenceWriter(Protocol):
     """What the coverage ingest, the refresh and ``feedback`` write."""
 
+    def ingest_info(self) -> IngestInfo: ...
     def update_ingest_info(self, **fields: object) -> None: ...
     def write_coverage(
         self, edges: Iterable[CoverEdge], *, sha: str, tests: Iterable[str], replace: bool
@@ -264,6 +266,28 @@ class Runner(Protocol):
 
 
 REFRESHED = "evidence refreshed"  # how :meth:`EvidenceRefresher.finish` says it wrote
+
+
+@attrs.frozen
+class ImportState:
+    """What importing the repository's modules builds, the base's code against the working
+    tree's: the dotted names whose value differs (``pkg.mod.NAME``, ``pkg.mod.Class.attr``).
+    ``changed`` is None when the comparison cannot be trusted, and ``detail`` says why."""
+
+    changed: frozenset[str] | None
+    detail: str = ""
+    # ``path::qualname`` of the repository code that ran while the base's modules were
+    # imported (a class body by its class's name); None: not known
+    ran: frozenset[str] | None = None
+
+
+class ImportProbe(Protocol):
+    """Imports the repository's modules as the change's base had them and as they are now, in
+    the interpreter that runs the tests, and compares what the imports built."""
+
+    def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
+        """The state of importing ``files`` (repository paths) before and after ``change``."""
+        ...
 
 
 class EvidenceRefresher(Protocol):

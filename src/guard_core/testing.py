@@ -8,8 +8,18 @@ from pathlib import Path
 import attrs
 
 from guard_core.index_model import BodyStatements, FileIndex, reflective_facts
-from guard_core.model import ChangeSet, CoverEdge, GraphStats, IngestInfo, RunRecord, split_id
+from guard_core.model import (
+    MODULE_SCOPE,
+    ChangeSet,
+    CoverEdge,
+    GraphStats,
+    IngestInfo,
+    RunRecord,
+    split_id,
+)
 from guard_core.ports import Caller, FunctionFacts
+
+MODULE = f"::{MODULE_SCOPE}"
 
 
 @attrs.define
@@ -54,6 +64,10 @@ class FakeStore:
         return self.info
 
     def update_ingest_info(self, **fields: object) -> None:
+        """As a real store keeps them: JSON-encoded fields are read back decoded."""
+        stored = {k: v for k, v in fields.items() if k in ("known_failures", "session_ran")}
+        decoded = IngestInfo.from_mapping({"known_failures": "{}", **stored})
+        fields |= {k: getattr(decoded, k) for k in stored}
         self.info = attrs.evolve(self.info, **fields)  # type: ignore[arg-type]
 
     def file_hashes(self) -> dict[str, str]:
@@ -85,6 +99,10 @@ class FakeStore:
     def doctest_items(self) -> list[str]:
         self._check()
         return list(self.doctests)
+
+    def imported_files(self) -> list[str]:
+        self._check()
+        return sorted({split_id(e.function)[0] for e in self.edges if e.function.endswith(MODULE)})
 
     def modules_among(self, names: Iterable[str]) -> set[str]:
         return set(names) & set(self.modules)

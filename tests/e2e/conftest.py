@@ -79,6 +79,18 @@ def tree(guard: Guard) -> Iterator[Path]:
     subprocess.run(["git", "-C", str(repo), "clean", "-qfd"], check=True)
 
 
+@contextlib.contextmanager
+def without_import_probe(guard: Guard) -> Iterator[Guard]:
+    """A Guard on the same graph and working tree that charges import-time code to every test
+    that imports it, as the evidence records it (no import probe)."""
+    env = {
+        "GUARD_FALKORDB_URL": str(guard.settings.falkordb_url),
+        "GUARD_GRAPH": str(guard.settings.graph),
+    }
+    with Guard.open(guard.settings.repo, env=env, import_probe=False) as plain:
+        yield plain
+
+
 def edit(repo: Path, path: str, old: str, new: str) -> None:
     """Replace the first ``old`` in ``path`` of the working tree (which must hold it)."""
     file = repo / path

@@ -20,6 +20,7 @@ from guard_adapters.pytest.environment import fingerprint
 from guard_core.api import Guard
 from guard_core.model import Level
 from tests.conftest import make_repo
+from tests.e2e.conftest import without_import_probe
 from tests.integration.sample_project import FILES
 
 SCHEMA = json.loads(
@@ -340,8 +341,9 @@ def test_removing_an_imported_name_selects_the_importers(tmp_path: Path, falkord
 
 def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_url: str
                                                        ) -> None:  # fmt: skip
-    """BASE feeds FACTOR at import time: changing BASE selects FACTOR's readers only, while a
-    module-level call that reads it would select every importer."""
+    """BASE feeds FACTOR at import time: changing BASE selects FACTOR's readers only. A
+    module-level call that reads it selects every importer, unless importing the module before
+    and after shows what changed (the import probe): then FACTOR's readers, if its value did."""
     repo = make_repo(tmp_path / "r", {
         "pkg/__init__.py": "",
         "pkg/conf.py": "BASE = 2\nFACTOR = BASE * 3\n\n\ndef factor():\n    return FACTOR\n\n\n"
@@ -357,8 +359,13 @@ def test_import_time_bindings_are_followed_not_widened(tmp_path: Path, falkordb_
         d = g.check()
         assert d.tests == ("tests/test_conf.py::test_factor",)
         assert d.reasons[d.tests[0]][0].rule == "reads-changed-name"
+        conf.write_text(original.replace("FACTOR = BASE * 3", "FACTOR = print(BASE) or 7"))
+        d = g.check()  # FACTOR's statement now calls something, and FACTOR is 7
+        assert d.tests == ("tests/test_conf.py::test_factor",), d.reasons
         conf.write_text(original.replace("FACTOR = BASE * 3", "FACTOR = print(BASE) or 6"))
-        d = g.check()  # FACTOR's statement now calls something: every importer runs
+        assert g.check().tests == ()  # imported before and after: nothing but stdout differs
+        with without_import_probe(g) as plain:
+            d = plain.check()  # without the probe, every importer runs
         assert set(d.tests) == {
             "tests/test_conf.py::test_factor",
             "tests/test_conf.py::test_other",

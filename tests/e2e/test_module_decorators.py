@@ -1,7 +1,8 @@
 """Decorators named through their module (``@helpers.traced``): one that only wraps is seen
 through as a bare ``@traced`` is, so a literal default changed under it selects the tests that
 ran the function and the code that reads signatures (``inspect.signature``), not every
-importer; one that registers still selects every importer."""
+importer; what one that registers did is compared by importing the module before and after
+(the import probe), so the registry's readers are selected when the registry changes."""
 
 from __future__ import annotations
 
@@ -74,10 +75,23 @@ def test_a_default_changed_under_a_wrapping_module_decorator_selects_its_tests(
     assert sorted(guard.run(stream=False).failed) == [SCALE, DEFAULTS]
 
 
-def test_a_default_changed_under_a_registering_module_decorator_selects_every_importer(
+def test_a_default_changed_under_a_registering_module_decorator_selects_its_readers(
     guard: Guard, tree: Path
 ) -> None:
+    """What the decorator registered is compared by importing before and after (the import
+    probe): the registry is unchanged, so its readers are not selected, nor the importers."""
     edit(tree, "pkg/ops.py", "word='hi'", "word='yo'")
     d = guard.check()
-    assert {SHOUT, REGISTERED, UNRELATED} <= set(d.tests)
+    assert SHOUT in d.tests
+    assert not {REGISTERED, UNRELATED} & set(d.tests), d.reasons
     assert guard.run(stream=False).failed == [SHOUT]
+
+
+def test_a_registering_decorator_removed_selects_the_registry_readers(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/ops.py", "@helpers.register\n", "")
+    d = guard.check()
+    assert REGISTERED in d.tests, d.reasons
+    assert UNRELATED not in d.tests
+    assert guard.run(stream=False).failed == [REGISTERED]

@@ -262,10 +262,13 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL, OWN), OWN
     )
     shared: Executed = defaultdict(set)
+    session_ran: set[str] = set()
     collected: list[str] = []  # node id prefixes whose collection ran code
     for ctx, ran in by_context.items():
         if ctx.startswith(_SHARED):
             _merge(shared, ran)
+            if not ctx.startswith(IMPORT):
+                session_ran.update(ran)
         elif ctx.startswith(COLLECT):
             collected.append(ctx[len(COLLECT) :])
     frozen_contexts: dict[str, Lines] = {}
@@ -329,6 +332,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
         doctests=frozenset(doctests),
         reflected={tid: found for tid, found in reflected.items() if found},
         recorded_files=recorded_files(payload, executed, spawned, (MEMO, SEGMENT, FILL, OWN)),
+        session_ran=frozenset(session_ran),
     )
 
 
@@ -347,6 +351,8 @@ def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
         recorded_files=frozenset.intersection(*(p.recorded_files for p in parts))
         if parts
         else frozenset(),
+        # one import of every project's modules in one process is no project's import
+        session_ran=parts[0].session_ran if len(parts) == 1 else None,
     )
 
 

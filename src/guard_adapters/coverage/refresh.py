@@ -40,7 +40,7 @@ from guard_adapters.libcst.ingest import (
 )
 from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
-from guard_core.evidence import merge_runs
+from guard_core.evidence import merge_runs, session_ran_field
 from guard_core.lines import line_mapping, remap_edge_lines
 from guard_core.logs import get_logger
 from guard_core.model import (
@@ -227,6 +227,7 @@ class CoverageRefresher:
                 environment=environment_probe(self.settings)(),
                 known_failures=known,
                 lineage=[],
+                session_ran=session_ran_field(evidence.session_ran),
             )
             return f"{REFRESHED}: the whole suite re-measured at {sha[:12]}"
         assert session.base is not None
@@ -244,7 +245,11 @@ class CoverageRefresher:
             if r.kind in (ChangeKind.ADDED, ChangeKind.RENAMED)
         )
         store.update_ingest_info(
-            coverage_sha=sha, coverage_complete=True, known_failures=known, lineage=lineage
+            coverage_sha=sha,
+            coverage_complete=True,
+            known_failures=known,
+            lineage=lineage,
+            session_ran=session_ran_field(evidence.session_ran, store.ingest_info().session_ran),
         )
         return (
             f"{REFRESHED} at {sha[:12]}: {len(ran)} tests re-measured, "

@@ -14,7 +14,7 @@ from guard_adapters.falkordb.codec import (
 from guard_adapters.falkordb.connection import GraphConnection
 from guard_adapters.falkordb.schema import META_KEY
 from guard_core.index_model import BodyStatements, reflective_facts
-from guard_core.model import CLASS_BODY, CoverEdge
+from guard_core.model import CLASS_BODY, MODULE_SCOPE, CoverEdge
 from guard_core.ports import Caller, FunctionFacts
 
 
@@ -30,6 +30,14 @@ class GraphQueries(GraphConnection):
 
     def doctest_items(self) -> list[str]:
         return sorted(r[0] for r in self._read("MATCH (t:Test) WHERE t.doctest = true RETURN t.id"))
+
+    def imported_files(self) -> list[str]:
+        """The files whose module body some test's evidence ran (imported during the run)."""
+        rows = self._read(
+            "MATCH (f:Function {qualname: $q})-[:COVERED_BY]->(:Test) RETURN DISTINCT f.file",
+            {"q": MODULE_SCOPE},
+        )
+        return sorted(r[0] for r in rows)
 
     def attribute_readers(self, names: Iterable[str]) -> list[tuple[str, str]] | None:
         """Functions whose code reads any of the attribute ``names`` on any object (or reads
@@ -82,7 +90,8 @@ class GraphQueries(GraphConnection):
         returns = (
             "WHERE c.confidence >= $min RETURN id, "
             "collect([t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha, "
-            + ("c.lines])" if lines else "null])")
+            + ("c.lines, " if lines else "null, ")
+            + "coalesce(c.shared, false)])"
         )
         rows: list[list[Any]] = []
         fn_ids = [i for i in ids if "::" in i]
@@ -99,12 +108,12 @@ class GraphQueries(GraphConnection):
             )
         edges = [
             _cover_edge(
-                fid, tid, source, conf, count, sha, decode_lines(lines), decode_names(lines)
+                fid, tid, source, conf, count, sha, decode_lines(lines), decode_names(lines), sh
             )
             if lines
-            else _cover_edge(fid, tid, source, conf, count, sha)
+            else _cover_edge(fid, tid, source, conf, count, sha, shared=sh)
             for fid, collected in rows
-            for tid, source, conf, count, sha, lines in collected
+            for tid, source, conf, count, sha, lines, sh in collected
         ]
         return sorted(edges, key=lambda e: (-e.confidence, e.function, e.test))
 
@@ -123,13 +132,13 @@ class GraphQueries(GraphConnection):
             "UNWIND $ids AS id MATCH (f:Function {id: id})-[c:COVERED_BY]->(t:Test) "
             "WHERE c.confidence >= $min WITH t, f, c ORDER BY c.confidence DESC "
             "WITH t, collect([f.id, c.source, c.confidence, c.evidence_count, "
-            "c.last_verified_sha]) AS es RETURN t.id, es[0..$k]",
+            "c.last_verified_sha, coalesce(c.shared, false)]) AS es RETURN t.id, es[0..$k]",
             {"ids": ids, "min": min_confidence, "k": max(1, per_test)},
         )
         return [
-            _cover_edge(fid, tid, source, conf, count, sha)
+            _cover_edge(fid, tid, source, conf, count, sha, shared=sh)
             for tid, kept in rows
-            for fid, source, conf, count, sha in kept
+            for fid, source, conf, count, sha, sh in kept
         ]
 
     def _run_by_every_test(self, ids: list[str], min_confidence: float) -> list[CoverEdge]:
@@ -147,7 +156,8 @@ class GraphQueries(GraphConnection):
             return []
         rows = self._read(
             "MATCH (f:Function {id: $id})-[c:COVERED_BY]->(t:Test) WHERE c.confidence >= $min "
-            "RETURN t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha",
+            "RETURN t.id, c.source, c.confidence, c.evidence_count, c.last_verified_sha, "
+            "coalesce(c.shared, false)",
             {"id": widest[0][0], "min": min_confidence},
         )
         tests = {row[0] for row in rows}
@@ -162,7 +172,10 @@ class GraphQueries(GraphConnection):
             return []
         if any(row[2] is None or row[2] < 1.0 for row in rows):
             return []  # a less confident edge may not be a test's best: the full answer
-        return [_cover_edge(widest[0][0], *row) for row in rows]
+        return [
+            _cover_edge(widest[0][0], test, source, conf, count, sha, shared=sh)
+            for test, source, conf, count, sha, sh in rows
+        ]
 
     def callers(self, function_id: str, hops: int, min_confidence: float) -> list[Caller]:
         """Functions that reach ``function_id`` through at most ``hops`` ``CALLS`` edges, each
@@ -367,6 +380,7 @@ def _cover_edge(
     sha: str | None,
     lines: frozenset[int] | None = None,
     names: frozenset[str] | None = None,
+    shared: bool = False,
 ) -> CoverEdge:
     """A ``COVERED_BY`` edge from its stored properties (missing ones read as defaults)."""
     return CoverEdge(
@@ -378,4 +392,5 @@ def _cover_edge(
         last_verified_sha=sha,
         lines=lines or frozenset(),
         names=names,
+        shared=bool(shared),
     )

@@ -72,5 +72,11 @@ class ImportLabeler:
             rel = Path(origin).resolve().relative_to(self.root)
         except (ValueError, OSError):
             return False
-        name = rel.name
-        return not (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")
+        return labelled_on_import(rel.name)
+
+
+def labelled_on_import(path: str) -> bool:
+    """Whether a repository file's module body runs under ``<import>`` (charged to every test):
+    any but test modules and ``conftest.py`` (their bodies belong to collection and start-up)."""
+    name = path.rpartition("/")[2]
+    return not (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py")

@@ -29,6 +29,9 @@ class RuleInput:
     lines_apply: bool = False
     gate: ReadGate = attrs.field(factory=lambda: ReadGate(False))
     open_classes: frozenset[str] = frozenset()
+    # when ``store`` leaves out what tests reached only through imports (replayed by the
+    # import probe): the evidence with those edges, for what an import replay cannot show
+    with_import_edges: EvidenceReader | None = None
 
     @property
     def refined(self) -> bool:

@@ -50,13 +50,16 @@ def _importers(data: RuleInput, region: ChangedRegion, selection: Selection) -> 
     function (its definition changes only through decorators), keeps the importers: the
     registry may be read by tests that never ran the function."""
     nested = region.region is RegionKind.CLASS_BODY and not region.registers
-    if data.refined and nested and (enclosing := _enclosing_function(region.id)):
+    enclosing = _enclosing_function(region.id)
+    if data.refined and nested and enclosing:
         renamed = {r.id: judged_id(r) for r in data.change.regions}
         ran = data.store.covering_tests([renamed.get(enclosing, enclosing)], data.floor, False)
         if ran:  # none: never run, or not measured; the importers are the safe side
             selection.add_edges(ran, ENCLOSING)
             return
-    select_importers(data.store, region.file, selection, IMPORT_TIME, region.id, data.floor)
+    # a definition inside a function runs when the function does, which no import replays
+    store = (data.with_import_edges if enclosing else None) or data.store
+    select_importers(store, region.file, selection, IMPORT_TIME, region.id, data.floor)
 
 
 def _enclosing_function(region_id: str) -> str | None:

@@ -1,0 +1,204 @@
+"""The import probe: ``state_digest.py`` run twice in the target's interpreter, once with the
+changed files served as the base commit had them and once as they are, and the two states
+compared. Anything it cannot compare, or any difference outside the repository's own modules,
+makes the answer unknown (``changed`` None): the importers stay selected."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from guard_adapters.git.diff import read_at
+from guard_adapters.pytest.import_labels import labelled_on_import
+from guard_adapters.python.modules import module_name
+from guard_core.logs import get_logger
+from guard_core.model import ChangeSet, FileKind
+from guard_core.ports import ImportState
+
+log = get_logger("guard.imports")
+
+SCRIPT = Path(__file__).with_name("state_digest.py")
+TIMEOUT_S = 60.0
+Result = dict[str, Any]
+
+
+class SubprocessImportProbe:
+    """An :class:`~guard_core.ports.ImportProbe` that imports in child processes of
+    ``python``; answers are kept per working-tree state for the life of the object."""
+
+    def __init__(self, repo: Path, python: str | None, timeout: float = TIMEOUT_S) -> None:
+        self.repo = repo
+        self.python = python
+        self.timeout = timeout
+        self._answers: dict[str, ImportState] = {}
+
+    def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
+        why = self._unprobeable(change)
+        if why:
+            return ImportState(None, why)
+        try:
+            key = self._key(change, files)
+            if key not in self._answers:
+                self._answers[key] = self._compare(change, files)
+            return self._answers[key]
+        except Exception as exc:  # the importers stay selected, never fewer
+            log.warning("import_probe_failed", error=repr(exc))
+            return ImportState(None, f"the import probe failed: {exc}")
+
+    def _unprobeable(self, change: ChangeSet) -> str | None:
+        if not self.python or not Path(self.python).exists():
+            return "no interpreter to import the modules with"
+        for f in change.files:
+            if f.kind is not FileKind.MODIFIED:
+                return f"{f.path} was {f.kind.value}: the modules to import differ"
+            if not f.path.endswith(".py") or f.binary:
+                return f"{f.path} changed and an import may read it"
+        return None
+
+    def _key(self, change: ChangeSet, files: Sequence[str]) -> str:
+        h = hashlib.sha256(change.base.encode())
+        for f in sorted(change.files, key=lambda f: f.path):
+            h.update(f.path.encode() + b"\0" + (self.repo / f.path).read_bytes() + b"\0")
+        h.update("\0".join(sorted(files)).encode())
+        return h.hexdigest()
+
+    def _compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
+        modules = self._modules(files)
+        if not modules:
+            return ImportState(frozenset(), "no repository module was imported by the tests")
+        old_sources = {
+            str(self.repo / f.path): base64.b64encode(
+                read_at(self.repo, change.base, f.path)
+            ).decode("ascii")
+            for f in change.files
+        }
+        roots = _roots(modules.items())
+        with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
+            runs = [
+                self._start(Path(tmp), name, sorted(modules), roots, overlay)
+                for name, overlay in (("old", old_sources), ("new", {}))
+            ]
+            old, new = (self._finish(*run) for run in runs)
+        return compare_states(old, new)
+
+    def _modules(self, files: Sequence[str]) -> dict[str, str]:
+        """Module name -> path, for the files the collector labels as imports."""
+        out = {}
+        for path in files:
+            name = module_name(self.repo, path) if labelled_on_import(path) else None
+            if name:
+                out[name] = path
+        return out
+
+    def _start(
+        self, tmp: Path, name: str, modules: list[str], roots: list[str], overlay: dict[str, str]
+    ) -> tuple[subprocess.Popen[bytes], Path]:
+        request = tmp / f"{name}.json"
+        result = tmp / f"{name}-out.json"
+        request.write_text(
+            json.dumps(
+                {
+                    "root": str(self.repo),
+                    "sys_path": [str(self.repo / r) if r else str(self.repo) for r in roots],
+                    "modules": modules,
+                    "overlay": overlay,
+                }
+            ),
+            encoding="utf-8",
+        )
+        env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+        proc = subprocess.Popen(
+            [str(self.python), str(SCRIPT), str(request), str(result)],
+            cwd=self.repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        return proc, result
+
+    def _finish(self, proc: subprocess.Popen[bytes], result: Path) -> Result:
+        try:
+            _, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise RuntimeError(f"importing took over {self.timeout:.0f}s") from None
+        if proc.returncode != 0 or not result.is_file():
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"exit {proc.returncode}: {tail[0]}")
+        loaded: Result = json.loads(result.read_text(encoding="utf-8"))
+        return loaded
+
+
+def _roots(modules: Any) -> list[str]:
+    """The folders the modules are imported from (``src`` for ``src/pkg/mod.py``)."""
+    roots: list[str] = []
+    for name, path in modules:
+        p = PurePosixPath(path)
+        depth = name.count(".") + (1 if p.stem == "__init__" else 0)
+        root = str(p.parents[depth]) if depth < len(p.parents) else ""
+        root = "" if root == "." else root
+        if root not in roots:
+            roots.append(root)
+    return roots
+
+
+def compare_states(old: Result, new: Result) -> ImportState:
+    """The names whose state differs, or None with the reason when anything but the
+    repository's own module globals differs."""
+    # failing alike before and after is no comparison either: the tests imported it
+    for when, result in (("now", new), ("at the base", old)):
+        if result["errors"]:
+            module, error = sorted(result["errors"].items())[0]
+            return ImportState(None, f"importing {module} fails {when}: {error}")
+    if (
+        old["state"].keys() != new["state"].keys()
+        or old["external"].keys() != new["external"].keys()
+    ):
+        return ImportState(None, "the change imports other modules")
+    for kind in ("external", "process"):
+        differ = sorted(k for k in old[kind] if old[kind][k] != new[kind][k])
+        if differ:
+            return ImportState(None, f"importing changes state outside the repository: {differ[0]}")
+    changed = {
+        name
+        for module, before in old["state"].items()
+        for name in _changed_names(module, before, new["state"][module])
+    }
+    ran = old.get("ran")
+    return ImportState(
+        frozenset(changed),
+        f"{len(changed)} names differ after importing",
+        None if ran is None else frozenset(ran),
+    )
+
+
+def _changed_names(module: str, before: dict[str, str], after: dict[str, str]) -> set[str]:
+    """``module.NAME`` for each global whose digest differs; for a repository class, its
+    members that differ (``module.C.attr``: read through them) and the class itself only when
+    its frame (bases, metaclass, subclasses, registrations) differs."""
+    out = set()
+    for key in before.keys() | after.keys():
+        if "." in key or before.get(key) == after.get(key):
+            continue
+        frame = f"{key}.<frame>"
+        if frame not in before and frame not in after:
+            out.add(f"{module}.{key}")
+            continue
+        members = {
+            k
+            for k in before.keys() | after.keys()
+            if k.startswith(f"{key}.") and k != frame and before.get(k) != after.get(k)
+        }
+        out |= {f"{module}.{k}" for k in members}
+        if before.get(frame) != after.get(frame) or not members:
+            out.add(f"{module}.{key}")
+    return out

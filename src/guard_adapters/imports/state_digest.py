@@ -1,0 +1,403 @@
+"""Imports a repository's modules and digests the state their import built.
+
+Run inside the target's interpreter, standard library only:
+``python state_digest.py REQUEST.json RESULT.json``. The request names the repository root, the
+``sys.path`` entries to put first, the modules to import in order, and an overlay: files whose
+bytes (base64) are served from the request instead of the disk (the base commit's), so that one
+interpreter, one set of paths and one loader build the old state and the new one.
+
+The result holds, for every module inside the repository, a digest per global name; for every
+other module one digest of its globals (a write into the standard library or a dependency);
+the process-wide state that lives in C (ABC registrations, exit handlers, signal handlers, …);
+the exception each failing import raised; and the repository code that ran while importing. A
+digest leaves out the code of repository functions (a changed line is seen by the tests that
+run it) and keeps everything else an import builds: constants, defaults, closures, class
+dictionaries, instances, registries.
+"""
+
+from __future__ import annotations
+
+import atexit
+import base64
+import gc
+import hashlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import signal
+import sys
+import types
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+try:
+    from _abc import _get_dump as abc_dump
+except ImportError:  # pragma: no cover - the pure-Python ``abc`` keeps its registry in dicts
+    abc_dump = None
+
+# caches whose entries are a pure function of their keys: their content changes no behaviour
+PURE_CACHES = {
+    ("re", "_cache"),
+    ("re", "_cache2"),
+    ("typing", "_caches"),
+    ("typing", "_cleanups"),
+    ("linecache", "cache"),
+    ("fnmatch", "_compile_pattern"),
+    ("encodings", "_cache"),
+    ("warnings", "onceregistry"),
+    ("sys", "modules"),  # compared by name, below
+    ("sys", "path_importer_cache"),
+    ("sys", "argv"),
+    ("sys", "orig_argv"),
+}
+MODULE_DUNDERS = {
+    "__builtins__",
+    "__cached__",
+    "__file__",
+    "__loader__",
+    "__spec__",
+    "__path__",
+    "__warningregistry__",
+}
+CLASS_SKIP = {"__dict__", "__weakref__", "_abc_impl"}
+ATOMS = (type(None), bool, int, float, complex, str, bytes)
+ATTRS_OF_OPAQUE = ("func", "args", "keywords", "pattern", "flags", "__wrapped__")
+
+
+class Overlay(importlib.abc.MetaPathFinder):
+    """Serves the request's text for the files it names, at their own paths."""
+
+    def __init__(self, sources: dict[str, bytes]) -> None:
+        self.sources = sources
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is None:
+                continue
+            origin = os.path.realpath(spec.origin) if spec.origin else ""
+            if origin in self.sources:
+                spec.loader = TextLoader(name, origin, self.sources[origin])
+                spec.cached = None
+            return spec
+        return None
+
+
+class TextLoader(importlib.machinery.SourceFileLoader):
+    def __init__(self, name: str, path: str, data: bytes) -> None:
+        super().__init__(name, path)
+        self.data = data
+
+    def get_data(self, path: str) -> bytes:
+        if os.path.realpath(path) == os.path.realpath(self.path):
+            return self.data
+        return super().get_data(path)
+
+    def path_stats(self, path: str) -> Any:
+        raise OSError("served text has no bytecode cache")
+
+
+class Digest:
+    """Structural digests: the same state gives the same digest in any process (with one
+    ``PYTHONHASHSEED``); whatever cannot be told apart gives a digest that differs, never one
+    that hides a difference."""
+
+    def __init__(self, repo_files: set[str], repo_modules: set[str]) -> None:
+        self.repo_files = repo_files
+        self.repo_modules = repo_modules
+        self.done: dict[int, str] = {}
+        self.keep: list[object] = []  # an id stays unique while its object is held
+
+    def of(self, obj: object) -> str:
+        key = id(obj)
+        found = self.done.get(key)
+        if found is not None:
+            return found
+        self.done[key] = "cycle:" + _name(type(obj))
+        self.keep.append(obj)
+        h = hashlib.blake2b(digest_size=12)
+        for part in self._parts(obj):
+            h.update(part.encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        digest = h.hexdigest()
+        self.done[key] = digest
+        return digest
+
+    def _parts(self, obj: object) -> Iterator[str]:
+        yield _name(type(obj))
+        if isinstance(obj, ATOMS):
+            yield repr(obj)
+        elif isinstance(obj, types.ModuleType):
+            yield obj.__name__  # digested on its own
+        elif isinstance(obj, (tuple, list)):
+            yield from (self.of(x) for x in obj)
+        elif isinstance(obj, (set, frozenset)):
+            yield from sorted(self.of(x) for x in obj)
+        elif isinstance(obj, dict):
+            yield from sorted(self.of(k) + self.of(v) for k, v in list(obj.items()))
+            yield from self._attrs(obj)
+        elif isinstance(obj, type):
+            yield from self._class(obj)
+        elif isinstance(obj, types.FunctionType):
+            yield from self._function(obj)
+        elif isinstance(obj, types.MethodType):
+            yield self.of(obj.__func__)
+            yield self.of(obj.__self__)
+        elif isinstance(obj, (types.BuiltinFunctionType, types.MethodWrapperType)):
+            yield getattr(obj, "__qualname__", "")
+            owner = getattr(obj, "__self__", None)
+            yield owner.__name__ if isinstance(owner, types.ModuleType) else self.of(owner)
+        elif isinstance(obj, types.CodeType):
+            yield from self._code(obj)
+        elif isinstance(obj, (staticmethod, classmethod)):
+            yield self.of(obj.__func__)
+        elif isinstance(obj, property):
+            yield from (self.of(f) for f in (obj.fget, obj.fset, obj.fdel, obj.__doc__))
+        elif isinstance(obj, types.CellType):
+            try:
+                yield self.of(obj.cell_contents)
+            except ValueError:
+                yield "empty"
+        elif isinstance(obj, weakref.ref):
+            yield self.of(obj())
+        else:
+            yield from self._object(obj)
+
+    def _attrs(self, obj: object) -> Iterator[str]:
+        own = getattr(obj, "__dict__", None)
+        if isinstance(own, dict):
+            yield from sorted(f"{k}={self.of(v)}" for k, v in list(own.items()))
+
+    def _object(self, obj: object) -> Iterator[str]:
+        kind = type(obj)
+        yield self.of(kind)
+        yield from self._attrs(obj)
+        slots = _slots(kind)
+        for slot in slots:
+            try:
+                yield f"{slot}={self.of(getattr(obj, slot))}"
+            except AttributeError:
+                yield f"{slot} unset"
+        for attr in ATTRS_OF_OPAQUE:  # partials, compiled patterns, C wrappers
+            try:
+                value = getattr(obj, attr)
+            except Exception:  # any attribute may raise
+                continue
+            yield f"{attr}={self.of(value)}"
+        if isinstance(obj, (weakref.WeakSet, weakref.WeakValueDictionary)):
+            yield from sorted(self.of(x) for x in list(obj))
+        if not hasattr(obj, "__dict__") and not slots:
+            text = _safe_repr(obj)
+            yield text if " at 0x" not in text else "opaque"
+
+    def _class(self, cls: type) -> Iterator[str]:
+        yield self.frame(cls)
+        for key, value in self.members(cls):
+            yield f"{key}={value}"
+
+    def members(self, cls: type) -> list[tuple[str, str]]:
+        return [(k, self.of(v)) for k, v in sorted(vars(cls).items()) if k not in CLASS_SKIP]
+
+    def frame(self, cls: type) -> str:
+        """A class apart from its members: its name, bases and metaclass (by name: a base's
+        members are told apart where they are defined), its subclasses and ABC registrations
+        (found through the class though bound nowhere)."""
+        parts = [_name(cls), *(_name(b) for b in cls.__bases__), _name(type(cls))]
+        if cls.__module__ in self.repo_modules:
+            subclasses: list[type] = type.__subclasses__(cls)
+            parts += sorted(_name(sub) for sub in subclasses)
+        if abc_dump is not None and "_abc_impl" in vars(cls):
+            registered = (ref() for ref in abc_dump(cls)[0])
+            parts += sorted(_name(c) for c in registered if isinstance(c, type))
+        return "|".join(parts)
+
+    def _function(self, fn: types.FunctionType) -> Iterator[str]:
+        yield f"{fn.__module__}.{fn.__qualname__}"
+        code = fn.__code__
+        if os.path.realpath(code.co_filename) not in self.repo_files:
+            yield from self._code(code)  # generated (dataclasses, namedtuple) or a dependency
+        yield self.of(fn.__defaults__)
+        yield self.of(fn.__kwdefaults__)
+        yield self.of(fn.__closure__)
+        yield self.of(fn.__doc__)
+        yield self.of(fn.__dict__)
+        yield self.of(getattr(fn, "__annotations__", None))
+
+    def _code(self, code: types.CodeType) -> Iterator[str]:
+        yield getattr(code, "co_qualname", code.co_name)
+        yield code.co_code.hex()
+        yield from (self.of(c) for c in code.co_consts)
+        yield ",".join(code.co_names)
+
+
+def _slots(kind: type) -> list[str]:
+    out: list[str] = []
+    for klass in kind.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        out.extend([slots] if isinstance(slots, str) else slots)
+    return [s for s in out if s not in ("__dict__", "__weakref__")]
+
+
+def _safe_repr(obj: object) -> str:
+    try:
+        return repr(obj)
+    except Exception:
+        return "opaque"
+
+
+def _name(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _module_state(digest: Digest, module: types.ModuleType) -> dict[str, str]:
+    """A digest per global name; a repository class also one per member (``C.attr``) and one
+    of its frame (``C.<frame>``), so that a changed member is told apart from the class."""
+    out = {}
+    for key, value in sorted(vars(module).items()):
+        if key in MODULE_DUNDERS:
+            continue
+        out[key] = digest.of(value)
+        if isinstance(value, type) and value.__module__ in digest.repo_modules:
+            out[f"{key}.<frame>"] = digest.frame(value)
+            out |= {f"{key}.{k}": d for k, d in digest.members(value)}
+    return out
+
+
+def _process_state(digest: Digest) -> dict[str, str]:
+    """What an import may change that no module's globals show."""
+    handlers = {}
+    for sig in sorted(signal.valid_signals()):
+        try:
+            handlers[int(sig)] = digest.of(signal.getsignal(sig))
+        except (ValueError, OSError):
+            continue
+    return {
+        "atexit": str(atexit._ncallbacks()),
+        "signals": json.dumps(handlers, sort_keys=True),
+        "recursionlimit": str(sys.getrecursionlimit()),
+        "switchinterval": str(sys.getswitchinterval()),
+        "gc": f"{gc.isenabled()} {gc.get_threshold()}",
+        "cwd": os.getcwd(),
+        "threads": str(len(__import__("threading").enumerate())),
+    }
+
+
+class Calls:
+    """The code objects that start running (their file and qualified name), through
+    ``sys.monitoring`` where there is one, else a profile function."""
+
+    def __init__(self) -> None:
+        self.ran: set[tuple[str, str]] = set()
+        self.monitoring: Any = getattr(sys, "monitoring", None)
+        self.tool: int | None = None
+
+    def start(self) -> None:
+        if self.monitoring is None:
+            sys.setprofile(self._profile)
+            return
+        free = [t for t in range(5, 0, -1) if self.monitoring.get_tool(t) is None]
+        if not free:
+            raise RuntimeError("no free sys.monitoring tool id")
+        self.tool = free[0]
+        self.monitoring.use_tool_id(self.tool, "guard-imports")
+        self.monitoring.register_callback(self.tool, self.monitoring.events.PY_START, self._started)
+        self.monitoring.set_events(self.tool, self.monitoring.events.PY_START)
+
+    def stop(self) -> None:
+        if self.monitoring is None:
+            sys.setprofile(None)
+        elif self.tool is not None:
+            self.monitoring.set_events(self.tool, 0)
+            self.monitoring.free_tool_id(self.tool)
+
+    def _started(self, code: types.CodeType, offset: int) -> Any:
+        self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
+        return self.monitoring.DISABLE
+
+    def _profile(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            code = frame.f_code
+            self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
+
+
+def _ran_inside(calls: Calls, root: str) -> list[str] | None:
+    """``path::qualname`` of the repository code that ran; None without qualified names."""
+    if sys.version_info < (3, 11):
+        return None
+    out = set()
+    for filename, qualname in calls.ran:
+        real = os.path.realpath(filename)
+        if real.startswith(root + os.sep):
+            out.add(f"{os.path.relpath(real, root).replace(os.sep, '/')}::{qualname}")
+    return sorted(out)
+
+
+def probe(request: dict[str, Any]) -> dict[str, Any]:
+    root = os.path.realpath(request["root"])
+    for entry in reversed(request.get("sys_path", [])):
+        sys.path.insert(0, entry)
+    served = request.get("overlay", {}).items()
+    overlay = Overlay({os.path.realpath(p): base64.b64decode(d) for p, d in served})
+    sys.meta_path.insert(0, overlay)
+    sys.dont_write_bytecode = True
+    errors: dict[str, str] = {}
+    calls = Calls()
+    calls.start()
+    for name in request["modules"]:
+        try:
+            module = importlib.import_module(name)
+        except BaseException as exc:  # a failing import is a result
+            errors[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        where = os.path.realpath(getattr(module, "__file__", None) or "")
+        if not where.startswith(root + os.sep):
+            errors[name] = f"imported from {where}, outside the repository"
+    calls.stop()
+    sys.meta_path.remove(overlay)
+    inside: dict[str, types.ModuleType] = {}
+    outside: dict[str, types.ModuleType] = {}
+    files = set()
+    for name, loaded in sorted(sys.modules.items()):
+        if not isinstance(loaded, types.ModuleType):
+            continue
+        file = getattr(loaded, "__file__", None)
+        real = os.path.realpath(file) if isinstance(file, str) else ""
+        if real.startswith(root + os.sep):
+            inside[name] = loaded
+            files.add(real)
+        else:
+            outside[name] = loaded
+    digest = Digest(files, set(inside))
+    state = {name: _module_state(digest, m) for name, m in inside.items()}
+    external = {}
+    for name, module in outside.items():
+        parts = sorted(
+            f"{k}={digest.of(v)}"
+            for k, v in list(vars(module).items())
+            if k not in MODULE_DUNDERS and (name, k) not in PURE_CACHES
+        )
+        external[name] = hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
+    return {
+        "state": state,
+        "external": external,
+        "process": _process_state(digest),
+        "errors": errors,
+        "ran": _ran_inside(calls, root),
+    }
+
+
+def main() -> None:
+    with open(sys.argv[1], encoding="utf-8") as f:
+        request = json.load(f)
+    result = probe(request)
+    with open(sys.argv[2], "w", encoding="utf-8") as f:
+        json.dump(result, f)
+
+
+if __name__ == "__main__":
+    main()

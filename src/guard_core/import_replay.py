@@ -1,0 +1,145 @@
+"""Import-time code, replayed instead of charged to everyone.
+
+A repository module's body runs once, for its first importer, and every test relies on what it
+built, so the evidence charges what imports ran to every test (a shared edge). A change to code
+that ran there then selects every test. The import probe (:class:`~guard_core.ports.ImportProbe`)
+imports the modules as the base had them and as they are now; when the two imports raise alike
+and differ only in the repository's own globals, those differing names stand for everything the
+import-time code did: the shared edges are dropped and the readers of those names are selected
+(through the same line-gated reads as any changed name).
+
+Kept everyone's: what start-up, plug-ins and ``conftest.py`` imports ran (``<session>``: a fresh
+import does not replay them), and everything, when the probe cannot compare."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, cast
+
+import attrs
+
+from guard_core.logs import get_logger
+from guard_core.model import CLASS_BODY, CoverEdge
+from guard_core.ports import EvidenceReader, ImportProbe, ImportState
+from guard_core.rules import RuleInput
+from guard_core.selection import Selection, select_readers
+
+log = get_logger("guard.imports")
+
+ORIGIN = "the state the changed modules' import builds"
+
+
+class ImportEdges:
+    """An evidence reader that tells the edges a test reached only through imports apart:
+    ``replayed`` leaves them out, else they pass and ``seen`` notes that one did."""
+
+    def __init__(self, store: EvidenceReader, session_ran: frozenset[str], replayed: bool) -> None:
+        self._store = store
+        self._session_ran = session_ran
+        self._replayed = replayed
+        self.seen = False
+        self.dropped: set[str] = set()  # the ids whose import-time edges were left out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def replayable(self, edge: CoverEdge) -> bool:
+        return edge.shared and edge.function not in self._session_ran
+
+    def _pass(self, edges: list[CoverEdge]) -> list[CoverEdge]:
+        if not self._replayed:
+            self.seen = self.seen or any(map(self.replayable, edges))
+            return edges
+        kept = []
+        for e in edges:
+            if self.replayable(e):
+                self.dropped.add(e.function)
+            else:
+                kept.append(e)
+        return kept
+
+    def covering_tests(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
+    ) -> list[CoverEdge]:
+        return self._pass(self._store.covering_tests(function_ids, min_confidence, lines))
+
+    def tests_covering(
+        self, function_ids: Iterable[str], min_confidence: float = 0.0, per_test: int = 3
+    ) -> list[CoverEdge]:
+        if not self._replayed:
+            return self._pass(self._store.tests_covering(function_ids, min_confidence, per_test))
+        by_test: dict[str, list[CoverEdge]] = defaultdict(list)
+        for e in self.covering_tests(function_ids, min_confidence, lines=False):
+            by_test[e.test].append(e)
+        return [
+            e
+            for edges in by_test.values()
+            for e in sorted(edges, key=lambda e: -e.confidence)[: max(1, per_test)]
+        ]
+
+
+def select_replaying_imports(
+    probe: ImportProbe | None,
+    data: RuleInput,
+    select: Callable[[RuleInput], Selection],
+    worth_it: Callable[[Selection], bool],
+) -> Selection:
+    """The rules' selection, with import-time code replayed when the probe can: else (no probe,
+    no record of what start-up ran, a diff from another commit than the evidence's, nothing
+    that only imports selected, a run-all anyway, a probe that could not compare) as the
+    evidence charges it."""
+    session = data.info.session_ran
+    measured = data.change.base == data.info.coverage_sha  # the old import is the measured one
+    if probe is None or session is None or not data.refined or not measured:
+        return select(data)
+    watched = ImportEdges(data.store, session, replayed=False)
+    full = select(attrs.evolve(data, store=cast(EvidenceReader, watched)))
+    through_imports = watched.seen or any(
+        watched.replayable(e) for edges in data.evidence.values() for e in edges
+    )
+    if not through_imports or not worth_it(full):
+        return full
+    replayed = ImportEdges(data.store, session, replayed=True)
+    store = cast(EvidenceReader, replayed)
+    narrow_data = attrs.evolve(
+        data,
+        store=store,
+        with_import_edges=data.store,
+        evidence={k: replayed._pass(list(edges)) for k, edges in data.evidence.items()},
+    )
+    narrow = select(narrow_data)
+    if narrow.reasons.keys() >= full.reasons.keys():
+        return full  # imports alone selected nothing more
+    state = probe.compare(data.change, data.store.imported_files())
+    if state.changed is None:
+        log.info("import_probe_inconclusive", detail=state.detail)
+        return full
+    log.debug("import_probe", detail=state.detail, changed=sorted(state.changed)[:50])
+    if state.changed:
+        select_readers(
+            store,
+            sorted(state.changed),
+            narrow_data.evidence,
+            narrow,
+            ORIGIN,
+            data.floor,
+            data.open_classes,
+            gate=data.gate,
+        )
+    missed = sorted(f for f in replayed.dropped if not _replayed_by(state, f))
+    if missed:  # the tests' imports ran it, the probe's did not: another environment
+        log.info("import_probe_unreplayed", ids=missed[:20])
+        return full
+    narrow.overrides.extend(o for o in full.overrides if o not in narrow.overrides)
+    return narrow
+
+
+def _replayed_by(state: ImportState, function_id: str) -> bool:
+    """Whether the probe's import of the base ran ``function_id`` (a class body runs as its
+    class's name, the n-th definition of a name as that name)."""
+    path, sep, qualname = function_id.partition("::")
+    if state.ran is None or not sep:
+        return False
+    qualname = qualname.partition("#")[0].removesuffix(f".{CLASS_BODY}")
+    return f"{path}::{qualname}" in state.ran

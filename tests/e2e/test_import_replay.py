@@ -1,0 +1,119 @@
+"""Code that runs while the library is imported is charged to every test; the import probe
+imports the modules as the base had them and as they are now, and selects the readers of what
+changed instead (precision issue, causes 2-4). What start-up or a ``conftest.py`` import ran,
+and an import that now fails, still select every test that relies on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from guard_core.api import Guard
+from tests.e2e.conftest import edit
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/group.py": (
+        "class Group:\n"
+        "    def __init__(self, name, hidden=False):\n"
+        "        self.name = name\n"
+        "        self.hidden = bool(hidden)\n\n"
+        "    def describe(self):\n"
+        "        return ('(hidden) ' if self.hidden else '') + self.name\n\n\n"
+        "cli = Group('main')\n"
+    ),
+    "pkg/limits.py": (
+        "class Limits:\n    MAX = 3\n\n\ndef allowed(n):\n    return n <= Limits().MAX\n"
+    ),
+    "pkg/setup.py": "STATE = {}\n\n\ndef configure():\n    STATE['mode'] = 'test'\n",
+    "pkg/other.py": "from pkg import group, limits  # noqa: F401\n\n\ndef one():\n    return 1\n",
+    "pkg/modes.py": (
+        "import os\n\n\ndef _test_config():\n    return {'debug': True}\n\n\n"
+        "CONFIG = _test_config() if os.environ.get('PKG_MODE') == 'test' else {}\n"
+    ),
+    "conftest.py": (
+        "import os\n\nfrom pkg.setup import configure\n\n"
+        "os.environ['PKG_MODE'] = 'test'\nconfigure()\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_group.py": (
+        "from pkg.group import Group\n\n\n"
+        "def test_hidden_group():\n    assert Group('x', hidden=1).describe() == '(hidden) x'\n"
+    ),
+    "tests/test_cli.py": (
+        "from pkg.group import cli\n\n\ndef test_cli_name():\n    assert cli.describe() == 'main'\n"
+    ),
+    "tests/test_limits.py": (
+        "from pkg.limits import allowed\n\n\ndef test_allowed():\n    assert allowed(3)\n"
+    ),
+    "tests/test_setup.py": (
+        "from pkg.setup import STATE\n\n\ndef test_mode():\n    assert STATE['mode'] == 'test'\n"
+    ),
+    "tests/test_modes.py": (
+        "from pkg.modes import CONFIG\n\n\ndef test_debug():\n    assert CONFIG['debug']\n"
+    ),
+    "tests/test_other.py": (
+        "from pkg.other import one\n\n\ndef test_one():\n    assert one() == 1\n"
+    ),
+}
+HIDDEN = "tests/test_group.py::test_hidden_group"
+CLI = "tests/test_cli.py::test_cli_name"
+ALLOWED = "tests/test_limits.py::test_allowed"
+MODE = "tests/test_setup.py::test_mode"
+ONE = "tests/test_other.py::test_one"
+DEBUG = "tests/test_modes.py::test_debug"
+EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG}
+
+
+def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
+    guard: Guard, tree: Path
+) -> None:
+    """``cli = Group('main')`` ran ``__init__`` at import, and builds the same object after
+    the edit: only the tests that call it with what changed are selected."""
+    edit(tree, "pkg/group.py", "bool(hidden)", "hidden is True")
+    d = guard.check()
+    assert HIDDEN in d.tests
+    assert not {ALLOWED, MODE, ONE, DEBUG} & set(d.tests), d.reasons
+    assert guard.run(stream=False).failed == [HIDDEN]
+
+
+def test_a_constructor_edit_that_changes_what_import_built_selects_its_readers(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/group.py", "self.name = name\n", "self.name = name.upper()\n")
+    d = guard.check()
+    assert {HIDDEN, CLI} <= set(d.tests), d.reasons
+    assert not {ALLOWED, MODE, ONE} & set(d.tests), d.reasons
+    assert sorted(guard.run(stream=False).failed) == [CLI, HIDDEN]
+
+
+def test_a_class_constant_read_through_instances_selects_the_tests_that_read_it(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/limits.py", "MAX = 3", "MAX = 2")
+    d = guard.check()
+    assert ALLOWED in d.tests
+    assert not {HIDDEN, CLI, MODE, ONE} & set(d.tests), d.reasons
+    assert guard.run(stream=False).failed == [ALLOWED]
+
+
+@pytest.mark.parametrize(
+    "path, old, new",
+    [
+        ("pkg/group.py", "self.name = name\n", "self.name = name\n        assert name != 'main'\n"),
+        ("pkg/setup.py", "'test'", "'prod'"),
+        ("pkg/modes.py", "{'debug': True}", "{'debug': False}"),
+    ],
+    ids=["import-now-fails", "conftest-import", "import-under-a-conftest-environment"],
+)
+def test_what_no_import_replays_still_selects_every_test_relying_on_it(
+    guard: Guard, tree: Path, path: str, old: str, new: str
+) -> None:
+    """An import that now fails (every importer fails), code a ``conftest.py`` import ran
+    (start-up: the probe imports the library only), and import-time code the tests' imports
+    ran under what ``conftest.py`` set up, which the probe's import does not run."""
+    edit(tree, path, old, new)
+    d = guard.check()
+    relying = {DEBUG} if path == "pkg/modes.py" else EVERY
+    assert set(d.tests) >= relying, (relying - set(d.tests), d.reasons)

@@ -1,0 +1,139 @@
+"""The import probe against real imports: a git repository made in a temp dir, its modules
+imported by this interpreter as the base commit had them and as the working tree has them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from guard_adapters.imports.probe import SubprocessImportProbe
+from guard_core.model import ChangedFile, ChangeSet, FileKind, FileRole
+from tests.conftest import git, make_repo
+
+FILES = {
+    "pkg/__init__.py": "from pkg.conf import LIMIT\n",
+    "pkg/conf.py": (
+        "LIMIT = 3\nDOUBLE = LIMIT * 2\n\n\n"
+        "def clamp(x, top=LIMIT):\n    return min(x, top)\n\n\n"
+        "class Box:\n    SIZE = 1\n\n    def __init__(self, v):\n"
+        "        self.v = v if v >= 0 else 0\n\n    def get(self):\n        return self.v\n\n\n"
+        "default_box = Box(2)\n"
+    ),
+    "pkg/registry.py": (
+        "COMMANDS = {}\n\n\n"
+        "def command(fn):\n    COMMANDS[fn.__name__] = fn.__doc__\n    return fn\n"
+    ),
+    "pkg/cmds.py": (
+        "import atexit\nimport collections.abc\nimport mimetypes\nimport os\n\n"
+        "from pkg.registry import command\n\n\n"
+        '@command\ndef greet():\n    """Say hello."""\n    return "hello"\n\n\n'
+        "class Items:\n    pass\n\n\n"
+        "os.environ.setdefault('GUARD_PROBE_TEST', 'a')\n"
+        "mimetypes.add_type('text/x-guard', '.guard')\n"
+    ),
+    "tests/test_conf.py": "def test_nothing():\n    pass\n",
+    "data.json": "{}\n",
+}
+MODULES = ["pkg/__init__.py", "pkg/conf.py", "pkg/registry.py", "pkg/cmds.py"]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "r", FILES)
+
+
+def compare(repo: Path, *paths: str, kind: FileKind = FileKind.MODIFIED):  # type: ignore[no-untyped-def]
+    base = git(repo, "rev-parse", "HEAD").strip()
+    files = tuple(ChangedFile(p, kind, FileRole.SOURCE) for p in paths)
+    return SubprocessImportProbe(repo, sys.executable).compare(ChangeSet(base, files), MODULES)
+
+
+def edit(repo: Path, path: str, old: str, new: str) -> None:
+    file = repo / path
+    text = file.read_text()
+    assert old in text
+    file.write_text(text.replace(old, new, 1))
+
+
+def test_a_constant_changes_what_was_computed_from_it_at_import(repo: Path) -> None:
+    edit(repo, "pkg/conf.py", "LIMIT = 3", "LIMIT = 4")
+    state = compare(repo, "pkg/conf.py")
+    assert state.changed is not None, state.detail
+    assert {"pkg.conf.LIMIT", "pkg.conf.DOUBLE", "pkg.conf.clamp", "pkg.LIMIT"} <= state.changed
+    assert "pkg.conf.Box.SIZE" not in state.changed
+
+
+def test_a_body_no_import_runs_changes_nothing(repo: Path) -> None:
+    edit(repo, "pkg/conf.py", "return self.v", "return self.v + 1")
+    edit(repo, "pkg/conf.py", "if v >= 0 else 0", "if v > 0 else 0")  # Box(2) is built alike
+    assert compare(repo, "pkg/conf.py").changed == frozenset()
+
+
+def test_a_class_attribute_is_changed_as_that_member(repo: Path) -> None:
+    edit(repo, "pkg/conf.py", "SIZE = 1", "SIZE = 2")
+    state = compare(repo, "pkg/conf.py")
+    assert state.changed is not None
+    assert "pkg.conf.Box.SIZE" in state.changed
+    assert "pkg.conf.default_box" in state.changed  # an instance held at import
+    assert "pkg.conf.Box" not in state.changed
+
+
+def test_an_instance_built_otherwise_at_import_is_changed(repo: Path) -> None:
+    edit(repo, "pkg/conf.py", "default_box = Box(2)", "default_box = Box(-2)")
+    state = compare(repo, "pkg/conf.py")
+    assert state.changed == {"pkg.conf.default_box"}
+
+
+def test_a_docstring_copied_by_a_registering_decorator_changes_the_table(repo: Path) -> None:
+    edit(repo, "pkg/cmds.py", "Say hello.", "Say hi.")
+    state = compare(repo, "pkg/cmds.py")
+    assert state.changed is not None
+    assert "pkg.registry.COMMANDS" in state.changed
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("return fn\n", "raise RuntimeError('no')\n"),  # importing pkg.cmds now fails
+        ("'GUARD_PROBE_TEST', 'a'", "'GUARD_PROBE_TEST', 'b'"),
+        ("'.guard'", "'.guarded'"),
+        ("import os\n", "import os\natexit.register(print)\n"),
+        ("    pass\n", "    pass\n\n\ncollections.abc.Sequence.register(Items)\n"),
+        ("import os\n", "import os\nimport csv\n"),
+    ],
+    ids=["import-fails", "environ", "stdlib-table", "atexit", "abc-register", "new-import"],
+)
+def test_what_an_import_does_outside_the_repository_is_not_compared(
+    repo: Path, old: str, new: str
+) -> None:
+    path = "pkg/registry.py" if old == "return fn\n" else "pkg/cmds.py"
+    edit(repo, path, old, new)
+    state = compare(repo, path)
+    assert state.changed is None
+    assert state.detail
+
+
+def test_a_changed_file_an_import_may_read_is_not_compared(repo: Path) -> None:
+    (repo / "data.json").write_text('{"a": 1}\n')
+    assert compare(repo, "data.json").changed is None
+
+
+def test_an_added_module_is_not_compared(repo: Path) -> None:
+    (repo / "pkg/new.py").write_text("X = 1\n")
+    assert compare(repo, "pkg/new.py", kind=FileKind.ADDED).changed is None
+
+
+def test_a_repository_that_imports_from_elsewhere_is_not_compared(tmp_path: Path) -> None:
+    """A module name that resolves outside the repository (an installed copy) is no replay of
+    the repository's code."""
+    repo = make_repo(tmp_path / "r", {"json/__init__.py": "X = 1\n"})
+    # the stdlib's ``json`` is imported first, from outside the repository
+    edit(repo, "json/__init__.py", "X = 1", "X = 2")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    files = (ChangedFile("json/__init__.py", FileKind.MODIFIED, FileRole.SOURCE),)
+    probe = SubprocessImportProbe(repo, sys.executable)
+    state = probe.compare(ChangeSet(base, files), ["json/__init__.py"])
+    assert state.changed is None
+    assert "outside the repository" in state.detail
