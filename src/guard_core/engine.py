@@ -308,7 +308,7 @@ class Engine:
             overrides = list(dict.fromkeys([*pre, *hard, *vote.overrides, *selection.overrides]))
             return overrides, Level.RUN_ALL if pre or forces_run_all(overrides) else vote.level
 
-        selection = select_replaying_imports(
+        selection, _ = select_replaying_imports(
             self.imports, data, select, lambda full: level_of(full)[1] is not Level.RUN_ALL
         )
         overrides, level = level_of(selection)

@@ -84,22 +84,22 @@ def select_replaying_imports(
     data: RuleInput,
     select: Callable[[RuleInput], Selection],
     worth_it: Callable[[Selection], bool],
-) -> Selection:
+) -> tuple[Selection, bool]:
     """The rules' selection, with import-time code replayed when the probe can: else (no probe,
     no record of what start-up ran, a diff from another commit than the evidence's, nothing
     that only imports selected, a run-all anyway, a probe that could not compare) as the
-    evidence charges it."""
+    evidence charges it. True with a replayed selection."""
     session = data.info.session_ran
     measured = data.change.base == data.info.coverage_sha  # the old import is the measured one
     if probe is None or session is None or not data.refined or not measured:
-        return select(data)
+        return select(data), False
     watched = ImportEdges(data.store, session, replayed=False)
     full = select(attrs.evolve(data, store=cast(EvidenceReader, watched)))
     through_imports = watched.seen or any(
         watched.replayable(e) for edges in data.evidence.values() for e in edges
     )
     if not through_imports or not worth_it(full):
-        return full
+        return full, False
     replayed = ImportEdges(data.store, session, replayed=True)
     store = cast(EvidenceReader, replayed)
     narrow_data = attrs.evolve(
@@ -110,11 +110,11 @@ def select_replaying_imports(
     )
     narrow = select(narrow_data)
     if narrow.reasons.keys() >= full.reasons.keys():
-        return full  # imports alone selected nothing more
+        return full, False  # imports alone selected nothing more
     state = probe.compare(data.change, data.store.imported_files())
     if state.changed is None:
         log.info("import_probe_inconclusive", detail=state.detail)
-        return full
+        return full, False
     log.debug("import_probe", detail=state.detail, changed=sorted(state.changed)[:50])
     if state.changed:
         select_readers(
@@ -130,9 +130,9 @@ def select_replaying_imports(
     missed = sorted(f for f in replayed.dropped if not _replayed_by(state, f))
     if missed:  # the tests' imports ran it, the probe's did not: another environment
         log.info("import_probe_unreplayed", ids=missed[:20])
-        return full
+        return full, False
     narrow.overrides.extend(o for o in full.overrides if o not in narrow.overrides)
-    return narrow
+    return narrow, True
 
 
 def _replayed_by(state: ImportState, function_id: str) -> bool:

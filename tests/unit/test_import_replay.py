@@ -75,7 +75,8 @@ def select(st: FakeStore, probe: FakeProbe | None, base: str = "base") -> set[st
         run_rules(data, selection, builtin_rules())
         return selection
 
-    chosen = select_replaying_imports(probe, data, rules, lambda full: True)
+    chosen, replayed = select_replaying_imports(probe, data, rules, lambda full: True)
+    assert replayed == (chosen.reasons.keys() != {IMPORTER, CALLER})
     return set(chosen.reasons)
 
 

@@ -41,7 +41,7 @@ from guard_adapters.libcst.ingest import (
 from guard_adapters.pytest.environment import environment_probe, interpreter
 from guard_core.config import Settings
 from guard_core.evidence import merge_runs, session_ran_field
-from guard_core.lines import line_mapping, remap_edge_lines
+from guard_core.lines import line_mapping, observers, remap_edge_lines
 from guard_core.logs import get_logger
 from guard_core.model import (
     ChangeKind,
@@ -55,6 +55,7 @@ from guard_core.model import (
     test_function_id,
 )
 from guard_core.ports import REFRESHED, EvidenceBases, ForksBases, GraphStore, RunResult
+from guard_core.selection import judged_id
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
@@ -144,6 +145,8 @@ class CoverageRefresher:
             return f"the evidence merges {info.coverage_runs} runs of the suite"
         if cs.problems:
             return "the change could not be read fully"
+        if _import_time_unrun(store, decision, info.session_ran):
+            return "import-time code changed, and not every test whose imports ran it runs"
         if any(f.kind is FileKind.RENAMED and f.path.endswith(".py") for f in cs.files):
             return "a Python file was renamed"
         return None
@@ -278,6 +281,25 @@ class CoverageRefresher:
                 if moved != edge.lines:
                     carried.append(attrs.evolve(edge, lines=moved))
         return carried
+
+
+def _import_time_unrun(
+    store: GraphStore, decision: Decision, session_ran: frozenset[str] | None
+) -> bool:
+    """Whether changed code ran at import for a test the decision does not run (the import
+    probe replayed it instead): that test's import-time evidence would stay the old code's."""
+    selected = set(decision.tests)
+    for region in decision.change_set.regions:
+        edges = [
+            e
+            for e in store.covering_tests([judged_id(region)])
+            if e.shared and e.function not in (session_ran or ())
+        ]
+        if region.hunks and not region.definition_changed:
+            edges = observers(edges, region.hunks)
+        if any(e.test not in selected for e in edges):
+            return True
+    return False
 
 
 def _base_of(store: GraphStore, decision: Decision) -> GraphStore | None:
