@@ -267,3 +267,30 @@ def test_a_refresher_that_breaks_never_stops_the_run(
     replace(guard, "pkg/mod.py", "out = 'neg'", "out = 'NEG'")
     report = guard.run(stream=False)
     assert report.failed == [NEG] and report.exit_code == 1 and report.refreshed == ""
+
+
+def test_a_run_that_left_out_tests_whose_imports_ran_the_change_does_not_refresh(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    """The import probe let the readers of what ``build()`` built stand for every importer;
+    the importers that did not run would keep the old code's import-time evidence."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/conf.py": (
+            "def build():\n    return {'a': 1}\n\n\nTABLE = build()\n\n\n"
+            "def lookup(k):\n    return TABLE[k]\n\n\ndef other():\n    return 0\n"
+        ),
+        "tests/test_conf.py": (
+            "from pkg.conf import lookup, other\n\n\n"
+            "def test_lookup():\n    assert lookup('a') >= 1\n\n\n"
+            "def test_other():\n    assert other() == 0\n"
+        ),
+    }
+    with ingested(make_repo(tmp_path / "imports", files), falkordb_url) as g:
+        base = g.store.ingest_info().coverage_sha
+        replace(g, "pkg/conf.py", "{'a': 1}", "{'a': 2}")
+        report = g.run(stream=False)
+        assert report.decision.tests == ("tests/test_conf.py::test_lookup",)
+        assert report.exit_code == 0
+        assert not report.refreshed.startswith("evidence refreshed"), report.refreshed
+        assert g.store.ingest_info().coverage_sha == base
