@@ -351,8 +351,9 @@ def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
         recorded_files=frozenset.intersection(*(p.recorded_files for p in parts))
         if parts
         else frozenset(),
-        # one import of every project's modules in one process is no project's import
-        session_ran=parts[0].session_ran if len(parts) == 1 else None,
+        session_ran=None
+        if any(p.session_ran is None for p in parts)
+        else frozenset[str]().union(*(p.session_ran or () for p in parts)),
     )
 
 
