@@ -22,7 +22,8 @@ BASE: dict[str, Any] = {
         },
         "pkg": {"mod": "module"},
     },
-    "external": {"json": "j1"},
+    "outside": ["json"],
+    "external": {"json:dumps": "j1"},
     "process": {"atexit": "0"},
     "errors": {},
 }
@@ -67,9 +68,9 @@ def test_a_removed_member_is_changed() -> None:
     "part, edit",
     [
         ("errors", {"pkg.mod": "ImportError: gone"}),
-        ("external", {"json": "j2"}),
+        ("external", {"json:dumps": "j2"}),
         ("process", {"atexit": "1"}),
-        ("external", {"json": "j1", "csv": "c"}),
+        ("outside", ["csv", "json"]),
     ],
     ids=["an-import-fails", "a-dependency-written", "process-state", "another-module-imported"],
 )
@@ -84,8 +85,31 @@ def test_anything_outside_the_repository_globals_makes_the_state_unknown(
         assert state.detail
 
 
-def test_a_module_failing_alike_before_and_after_makes_the_state_unknown() -> None:
-    """The tests imported it; the probe could not, so its state was not compared."""
+def test_what_differs_between_two_imports_of_the_same_code_is_noise() -> None:
+    new = copy.deepcopy(BASE)
+    new["external"]["json:dumps"] = "j2"
+    assert compare_states(BASE, new, noise={"external json:dumps"}).changed == frozenset()
+    assert compare_states(BASE, new, noise={"external json:loads"}).changed is None
+
+
+def test_a_module_imported_from_elsewhere_makes_the_state_unknown() -> None:
+    """The tests imported the repository's file; the probe found another one."""
     failing = copy.deepcopy(BASE)
-    failing["errors"] = {"pkg.mod": "imported from /site-packages/pkg, outside the repository"}
+    failing["errors"] = {"pkg.mod": "was imported from /site-packages/pkg, outside the repository"}
     assert compare_states(failing, copy.deepcopy(failing)).changed is None
+
+
+def test_a_module_failing_alike_before_and_after_is_compared_without_it() -> None:
+    """A test expects it to fail: its body counts as run only in part (the digest leaves it
+    out of ``ran``), so what it would have read stays everyone's."""
+    failing = copy.deepcopy(BASE)
+    failing["errors"] = {"pkg.broken": "ImportError: expected"}
+    new = copy.deepcopy(failing)
+    new["state"]["pkg.mod"]["X"] = "x2"
+    assert compare_states(failing, new).changed == {"pkg.mod.X"}
+
+
+def test_a_readable_state_is_needed() -> None:
+    unreadable = copy.deepcopy(BASE)
+    unreadable["unreadable"] = ["werkzeug.local.LocalProxy"]
+    assert compare_states(BASE, unreadable).changed is None

@@ -2,12 +2,13 @@
 
 Run inside the target's interpreter, standard library only:
 ``python state_digest.py REQUEST.json RESULT.json``. The request names the repository root, the
-``sys.path`` entries to put first, the modules to import in order, and an overlay: files whose
-bytes (base64) are served from the request instead of the disk (the base commit's), so that one
-interpreter, one set of paths and one loader build the old state and the new one.
+``sys.path`` entries to put first, the modules to import in order (and their paths), and an
+overlay: files whose bytes (base64) are served from the request instead of the disk (the base
+commit's), so that one interpreter, one set of paths and one loader build the old state and
+the new one.
 
-The result holds, for every module inside the repository, a digest per global name; for every
-other module one digest of its globals (a write into the standard library or a dependency);
+The result holds, for every module inside the repository, a digest per global name; the same for
+every other module (a write into the standard library or a dependency, as ``module:name``);
 the process-wide state that lives in C (ABC registrations, exit handlers, signal handlers, …);
 the exception each failing import raised; and the repository code that ran while importing. A
 digest leaves out the code of repository functions (a changed line is seen by the tests that
@@ -112,86 +113,95 @@ class Digest:
         self.repo_modules = repo_modules
         self.done: dict[int, str] = {}
         self.keep: list[object] = []  # an id stays unique while its object is held
+        self.unreadable: list[str] = []  # types of the objects that raised when read
 
     def of(self, obj: object) -> str:
         key = id(obj)
         found = self.done.get(key)
         if found is not None:
             return found
-        self.done[key] = "cycle:" + _name(type(obj))
+        kind = type(obj)
+        self.done[key] = "cycle:" + _name(kind)
         self.keep.append(obj)
+        try:
+            parts = [_name(kind), *self._parts(obj, kind)]
+        except Exception:  # a proxy or descriptor that raises: its state is not known
+            self.unreadable.append(_name(kind))
+            parts = ["unreadable", _name(kind)]
         h = hashlib.blake2b(digest_size=12)
-        for part in self._parts(obj):
+        for part in parts:
             h.update(part.encode("utf-8", "surrogatepass"))
             h.update(b"\0")
         digest = h.hexdigest()
         self.done[key] = digest
         return digest
 
-    def _parts(self, obj: object) -> Iterator[str]:
-        yield _name(type(obj))
-        if isinstance(obj, ATOMS):
-            yield repr(obj)
-        elif isinstance(obj, types.ModuleType):
+    def _parts(self, obj: Any, kind: type) -> Iterator[str]:
+        """By the object's real type and its own storage, never through ``__getattr__`` or a
+        ``__class__`` a proxy forwards."""
+        if issubclass(kind, ATOMS):
+            yield repr(obj) if kind in ATOMS else _atom_repr(obj, kind)
+            if kind not in ATOMS:  # an enum member, a str subclass: what it stores too
+                yield from self._attrs(obj)
+        elif issubclass(kind, types.ModuleType):
             yield obj.__name__  # digested on its own
-        elif isinstance(obj, (tuple, list)):
-            yield from (self.of(x) for x in obj)
-        elif isinstance(obj, (set, frozenset)):
-            yield from sorted(self.of(x) for x in obj)
-        elif isinstance(obj, dict):
-            yield from sorted(self.of(k) + self.of(v) for k, v in list(obj.items()))
+        elif issubclass(kind, (tuple, list)):
+            sequence: Any = tuple if issubclass(kind, tuple) else list
+            yield from (self.of(x) for x in sequence.__iter__(obj))
             yield from self._attrs(obj)
-        elif isinstance(obj, type):
+        elif issubclass(kind, (set, frozenset)):
+            members: Any = frozenset if issubclass(kind, frozenset) else set
+            yield from sorted(self.of(x) for x in members.__iter__(obj))
+            yield from self._attrs(obj)
+        elif issubclass(kind, dict):
+            yield from sorted(self.of(k) + self.of(v) for k, v in list(dict.items(obj)))
+            yield from self._attrs(obj)
+        elif issubclass(kind, type):
             yield from self._class(obj)
-        elif isinstance(obj, types.FunctionType):
+        elif kind is types.FunctionType:
             yield from self._function(obj)
-        elif isinstance(obj, types.MethodType):
+        elif kind is types.MethodType:
             yield self.of(obj.__func__)
             yield self.of(obj.__self__)
-        elif isinstance(obj, (types.BuiltinFunctionType, types.MethodWrapperType)):
+        elif kind in (types.BuiltinFunctionType, types.MethodWrapperType):
             yield getattr(obj, "__qualname__", "")
             owner = getattr(obj, "__self__", None)
             yield owner.__name__ if isinstance(owner, types.ModuleType) else self.of(owner)
-        elif isinstance(obj, types.CodeType):
+        elif kind is types.CodeType:
             yield from self._code(obj)
-        elif isinstance(obj, (staticmethod, classmethod)):
+        elif kind in (staticmethod, classmethod):
             yield self.of(obj.__func__)
-        elif isinstance(obj, property):
+        elif kind is property:
             yield from (self.of(f) for f in (obj.fget, obj.fset, obj.fdel, obj.__doc__))
-        elif isinstance(obj, types.CellType):
+        elif kind is types.CellType:
             try:
                 yield self.of(obj.cell_contents)
             except ValueError:
                 yield "empty"
-        elif isinstance(obj, weakref.ref):
-            yield self.of(obj())
+        elif issubclass(kind, weakref.ref):
+            yield self.of(weakref.ref.__call__(obj))
         else:
-            yield from self._object(obj)
+            yield from self._object(obj, kind)
 
     def _attrs(self, obj: object) -> Iterator[str]:
-        own = getattr(obj, "__dict__", None)
+        own = _own(obj, "__dict__")
         if isinstance(own, dict):
-            yield from sorted(f"{k}={self.of(v)}" for k, v in list(own.items()))
+            yield from sorted(f"{k}={self.of(v)}" for k, v in list(dict.items(own)))
 
-    def _object(self, obj: object) -> Iterator[str]:
-        kind = type(obj)
+    def _object(self, obj: object, kind: type) -> Iterator[str]:
         yield self.of(kind)
         yield from self._attrs(obj)
         slots = _slots(kind)
         for slot in slots:
-            try:
-                yield f"{slot}={self.of(getattr(obj, slot))}"
-            except AttributeError:
-                yield f"{slot} unset"
+            value = _own(obj, slot, _UNSET)
+            yield f"{slot}={self.of(value)}" if value is not _UNSET else f"{slot} unset"
         for attr in ATTRS_OF_OPAQUE:  # partials, compiled patterns, C wrappers
-            try:
-                value = getattr(obj, attr)
-            except Exception:  # any attribute may raise
-                continue
-            yield f"{attr}={self.of(value)}"
-        if isinstance(obj, (weakref.WeakSet, weakref.WeakValueDictionary)):
-            yield from sorted(self.of(x) for x in list(obj))
-        if not hasattr(obj, "__dict__") and not slots:
+            value = _own(obj, attr, _UNSET)
+            if value is not _UNSET:
+                yield f"{attr}={self.of(value)}"
+        if issubclass(kind, (weakref.WeakSet, weakref.WeakValueDictionary)):
+            yield from sorted(self.of(x) for x in list(obj))  # type: ignore[call-overload]
+        if _own(obj, "__dict__") is None and not slots:
             text = _safe_repr(obj)
             yield text if " at 0x" not in text else "opaque"
 
@@ -233,6 +243,23 @@ class Digest:
         yield code.co_code.hex()
         yield from (self.of(c) for c in code.co_consts)
         yield ",".join(code.co_names)
+
+
+_UNSET = object()
+
+
+def _own(obj: object, attr: str, default: Any = None) -> Any:
+    """An attribute as the object itself stores it (no ``__getattr__``, no proxying)."""
+    try:
+        return object.__getattribute__(obj, attr)
+    except Exception:
+        return default
+
+
+def _atom_repr(obj: Any, kind: type) -> str:
+    """A subclass of a built-in value: its value as the built-in type shows it."""
+    base: Any = next(b for b in kind.__mro__ if b in ATOMS)
+    return str(base.__repr__(obj))
 
 
 def _slots(kind: type) -> list[str]:
@@ -325,8 +352,9 @@ class Calls:
             self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
 
 
-def _ran_inside(calls: Calls, root: str) -> list[str] | None:
-    """``path::qualname`` of the repository code that ran; None without qualified names."""
+def _ran_inside(calls: Calls, root: str, failed: list[str]) -> list[str] | None:
+    """``path::qualname`` of the repository code that ran; None without qualified names. The
+    body of a module whose import failed (the ``failed`` paths) ran only in part."""
     if sys.version_info < (3, 11):
         return None
     out = set()
@@ -334,7 +362,7 @@ def _ran_inside(calls: Calls, root: str) -> list[str] | None:
         real = os.path.realpath(filename)
         if real.startswith(root + os.sep):
             out.add(f"{os.path.relpath(real, root).replace(os.sep, '/')}::{qualname}")
-    return sorted(out)
+    return sorted(out - {f"{path}::<module>" for path in failed})
 
 
 def probe(request: dict[str, Any]) -> dict[str, Any]:
@@ -356,7 +384,7 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
             continue
         where = os.path.realpath(getattr(module, "__file__", None) or "")
         if not where.startswith(root + os.sep):
-            errors[name] = f"imported from {where}, outside the repository"
+            errors[name] = f"was imported from {where}, outside the repository"
     calls.stop()
     sys.meta_path.remove(overlay)
     inside: dict[str, types.ModuleType] = {}
@@ -374,20 +402,20 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
             outside[name] = loaded
     digest = Digest(files, set(inside))
     state = {name: _module_state(digest, m) for name, m in inside.items()}
-    external = {}
-    for name, module in outside.items():
-        parts = sorted(
-            f"{k}={digest.of(v)}"
-            for k, v in list(vars(module).items())
-            if k not in MODULE_DUNDERS and (name, k) not in PURE_CACHES
-        )
-        external[name] = hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
+    external = {
+        f"{name}:{k}": digest.of(v)
+        for name, module in outside.items()
+        for k, v in list(vars(module).items())
+        if k not in MODULE_DUNDERS and (name, k) not in PURE_CACHES
+    }
     return {
         "state": state,
+        "outside": sorted(outside),
         "external": external,
         "process": _process_state(digest),
         "errors": errors,
-        "ran": _ran_inside(calls, root),
+        "ran": _ran_inside(calls, root, [request["paths"].get(n, "") for n in errors]),
+        "unreadable": sorted(set(digest.unreadable)),
     }
 
 
