@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import attrs
 
+from guard_core.evidence import UNKNOWN_LINE
 from guard_core.logs import get_logger
 from guard_core.model import CLASS_BODY, CoverEdge
 from guard_core.ports import EvidenceReader, ImportProbe, ImportState
@@ -39,7 +40,8 @@ class ImportEdges:
         self._session_ran = session_ran
         self._replayed = replayed
         self.seen = False
-        self.dropped: set[str] = set()  # the ids whose import-time edges were left out
+        # the edges left out, per id: the lines their imports ran (None: some not recorded)
+        self.dropped: dict[str, set[int] | None] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -53,11 +55,31 @@ class ImportEdges:
             return edges
         kept = []
         for e in edges:
-            if self.replayable(e):
-                self.dropped.add(e.function)
-            else:
+            if not self.replayable(e):
                 kept.append(e)
+                continue
+            lines = self.dropped.setdefault(e.function, set())
+            if lines is not None and e.lines and UNKNOWN_LINE not in e.lines:
+                lines |= e.lines
+            else:
+                self.dropped[e.function] = None
         return kept
+
+    def fill_dropped_lines(self, min_confidence: float) -> None:
+        """The lines of the edges left out whose lines were not read (``lines=False``)."""
+        unread = [f for f, lines in self.dropped.items() if lines is None]
+        if not unread:
+            return
+        for f in unread:
+            self.dropped[f] = set()
+        for e in self._store.covering_tests(unread, min_confidence):
+            lines = self.dropped[e.function]
+            if not self.replayable(e) or lines is None:
+                continue
+            if e.lines and UNKNOWN_LINE not in e.lines:
+                lines |= e.lines
+            else:
+                self.dropped[e.function] = None
 
     def covering_tests(
         self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
@@ -127,7 +149,8 @@ def select_replaying_imports(
             data.open_classes,
             gate=data.gate,
         )
-    missed = sorted(f for f in replayed.dropped if not _replayed_by(state, f))
+    replayed.fill_dropped_lines(data.floor)
+    missed = sorted(f for f, ran in replayed.dropped.items() if not _replayed_by(state, f, ran))
     if missed:  # the tests' imports ran it, the probe's did not: another environment
         log.info("import_probe_unreplayed", ids=missed[:20])
         return full, False
@@ -135,11 +158,15 @@ def select_replaying_imports(
     return narrow, True
 
 
-def _replayed_by(state: ImportState, function_id: str) -> bool:
-    """Whether the probe's import of the base ran ``function_id`` (a class body runs as its
-    class's name, the n-th definition of a name as that name)."""
+def _replayed_by(state: ImportState, function_id: str, lines: set[int] | None) -> bool:
+    """Whether the probe's import of the base ran what the tests' imports ran of
+    ``function_id``: every line they recorded (a branch an environment picks is seen), or
+    for an id without edges (``lines`` empty), the function (a class body runs as its class's
+    name, the n-th definition of a name as that name)."""
     path, sep, qualname = function_id.partition("::")
-    if state.ran is None or not sep:
+    if not sep or lines is None:  # a data file, or lines not recorded: not known
         return False
+    if lines:
+        return lines <= state.lines.get(path, frozenset())
     qualname = qualname.partition("#")[0].removesuffix(f".{CLASS_BODY}")
-    return f"{path}::{qualname}" in state.ran
+    return state.ran is not None and f"{path}::{qualname}" in state.ran

@@ -277,8 +277,9 @@ class ImportState:
     changed: frozenset[str] | None
     detail: str = ""
     # ``path::qualname`` of the repository code that ran while the base's modules were
-    # imported (a class body by its class's name); None: not known
+    # imported (a class body by its class's name), and the lines per path; None: not known
     ran: frozenset[str] | None = None
+    lines: Mapping[str, frozenset[int]] = attrs.field(factory=dict, hash=False)
 
 
 class ImportProbe(Protocol):

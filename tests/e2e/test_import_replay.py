@@ -31,6 +31,7 @@ FILES = {
     "pkg/modes.py": (
         "import os\n\n\ndef _test_config():\n    return {'debug': True}\n\n\n"
         "CONFIG = _test_config() if os.environ.get('PKG_MODE') == 'test' else {}\n"
+        "if os.environ.get('PKG_MODE') == 'test':\n    LEVEL = 5\nelse:\n    LEVEL = 0\n"
     ),
     "conftest.py": (
         "import os\n\nfrom pkg.setup import configure\n\n"
@@ -51,7 +52,8 @@ FILES = {
         "from pkg.setup import STATE\n\n\ndef test_mode():\n    assert STATE['mode'] == 'test'\n"
     ),
     "tests/test_modes.py": (
-        "from pkg.modes import CONFIG\n\n\ndef test_debug():\n    assert CONFIG['debug']\n"
+        "from pkg.modes import CONFIG, LEVEL\n\n\ndef test_debug():\n    assert CONFIG['debug']\n"
+        "\n\ndef test_level():\n    assert LEVEL == 5\n"
     ),
     "tests/test_other.py": (
         "from pkg.other import one\n\n\ndef test_one():\n    assert one() == 1\n"
@@ -62,8 +64,8 @@ CLI = "tests/test_cli.py::test_cli_name"
 ALLOWED = "tests/test_limits.py::test_allowed"
 MODE = "tests/test_setup.py::test_mode"
 ONE = "tests/test_other.py::test_one"
-DEBUG = "tests/test_modes.py::test_debug"
-EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG}
+DEBUG, LEVEL = "tests/test_modes.py::test_debug", "tests/test_modes.py::test_level"
+EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG, LEVEL}
 
 
 def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
@@ -74,7 +76,7 @@ def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
     edit(tree, "pkg/group.py", "bool(hidden)", "hidden is True")
     d = guard.check()
     assert HIDDEN in d.tests
-    assert not {ALLOWED, MODE, ONE, DEBUG} & set(d.tests), d.reasons
+    assert not {ALLOWED, MODE, ONE, DEBUG, LEVEL} & set(d.tests), d.reasons
     assert guard.run(stream=False).failed == [HIDDEN]
 
 
@@ -104,8 +106,14 @@ def test_a_class_constant_read_through_instances_selects_the_tests_that_read_it(
         ("pkg/group.py", "self.name = name\n", "self.name = name\n        assert name != 'main'\n"),
         ("pkg/setup.py", "'test'", "'prod'"),
         ("pkg/modes.py", "{'debug': True}", "{'debug': False}"),
+        ("pkg/modes.py", "LEVEL = 5", "LEVEL = 6"),
     ],
-    ids=["import-now-fails", "conftest-import", "import-under-a-conftest-environment"],
+    ids=[
+        "import-now-fails",
+        "conftest-import",
+        "import-under-a-conftest-environment",
+        "a-branch-under-a-conftest-environment",
+    ],
 )
 def test_what_no_import_replays_still_selects_every_test_relying_on_it(
     guard: Guard, tree: Path, path: str, old: str, new: str
@@ -115,5 +123,5 @@ def test_what_no_import_replays_still_selects_every_test_relying_on_it(
     ran under what ``conftest.py`` set up, which the probe's import does not run."""
     edit(tree, path, old, new)
     d = guard.check()
-    relying = {DEBUG} if path == "pkg/modes.py" else EVERY
+    relying = ({LEVEL} if "LEVEL" in old else {DEBUG}) if path == "pkg/modes.py" else EVERY
     assert set(d.tests) >= relying, (relying - set(d.tests), d.reasons)

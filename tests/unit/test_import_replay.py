@@ -11,6 +11,7 @@ import attrs
 import pytest
 
 from guard_core.config import Settings
+from guard_core.evidence import UNKNOWN_LINE
 from guard_core.import_replay import select_replaying_imports
 from guard_core.model import (
     ChangedFile,
@@ -46,10 +47,12 @@ class FakeProbe:
         return self.state
 
 
-def store(session: frozenset[str] | None = frozenset()) -> FakeStore:
+def store(
+    session: frozenset[str] | None = frozenset(), lines: frozenset[int] = frozenset({3})
+) -> FakeStore:
     info = IngestInfo(coverage_sha="base", coverage_complete=True, session_ran=session)
     edges = [
-        CoverEdge(INIT, IMPORTER, last_verified_sha="base", shared=True),  # cli = Group()
+        CoverEdge(INIT, IMPORTER, last_verified_sha="base", shared=True, lines=lines),
         CoverEdge(INIT, CALLER, last_verified_sha="base"),
         CoverEdge(READER, USER, last_verified_sha="base"),
     ]
@@ -80,35 +83,39 @@ def select(st: FakeStore, probe: FakeProbe | None, base: str = "base") -> set[st
     return set(chosen.reasons)
 
 
+def replayed(changed: frozenset[str] | None, lines: frozenset[int] = frozenset({3})) -> FakeProbe:
+    """A probe whose import of the base ran ``lines`` of pkg/group.py."""
+    return FakeProbe(ImportState(changed, ran=frozenset({INIT}), lines={"pkg/group.py": lines}))
+
+
 def test_what_only_the_import_ran_gives_way_to_the_readers_of_what_it_built() -> None:
     st = store()
     st.refs = {READER: ["pkg.group.cli"]}
-    probe = FakeProbe(ImportState(frozenset({"pkg.group.cli"}), ran=frozenset({INIT})))
+    probe = replayed(frozenset({"pkg.group.cli"}))
     assert select(st, probe) == {CALLER, USER}
     assert probe.asked
 
 
 def test_an_import_that_built_the_same_selects_the_callers_only() -> None:
-    probe = FakeProbe(ImportState(frozenset(), ran=frozenset({INIT})))
-    assert select(store(), probe) == {CALLER}
+    assert select(store(), replayed(frozenset())) == {CALLER}
 
 
 @pytest.mark.parametrize(
     "probe, st, base",
     [
         (None, store(), "base"),
-        (FakeProbe(ImportState(None, "importing pkg.group fails now")), store(), "base"),
-        (FakeProbe(ImportState(frozenset(), ran=frozenset())), store(), "base"),  # not run
-        (FakeProbe(ImportState(frozenset())), store(), "base"),  # not known what ran
-        (FakeProbe(ImportState(frozenset(), ran=frozenset({INIT}))), store(None), "base"),
-        (FakeProbe(ImportState(frozenset(), ran=frozenset({INIT}))), store({INIT}), "base"),
-        (FakeProbe(ImportState(frozenset(), ran=frozenset({INIT}))), store(), "other"),
+        (replayed(None), store(), "base"),
+        (replayed(frozenset(), lines=frozenset()), store(), "base"),
+        (replayed(frozenset()), store(lines=frozenset({UNKNOWN_LINE})), "base"),
+        (replayed(frozenset()), store(None), "base"),
+        (replayed(frozenset()), store({INIT}), "base"),
+        (replayed(frozenset()), store(), "other"),
     ],
     ids=[
         "no-probe",
         "probe-cannot-compare",
         "probe-did-not-run-it",
-        "probe-without-calls",
+        "lines-not-recorded",
         "session-not-recorded",
         "start-up-ran-it",
         "diff-from-another-commit",
@@ -118,3 +125,12 @@ def test_import_edges_stay_everyones_unless_the_probe_replayed_them(
     probe: FakeProbe | None, st: FakeStore, base: str
 ) -> None:
     assert select(st, probe, base) == {IMPORTER, CALLER}
+
+
+def test_the_lines_the_tests_imports_ran_must_have_run_in_the_probe() -> None:
+    """A branch the tests' imports took (set up by their ``conftest.py``) and the probe's
+    import did not: what it built was not compared."""
+    took = replayed(frozenset(), lines=frozenset({3, 4}))
+    assert select(store(lines=frozenset({3, 4})), took) == {CALLER}
+    missed = replayed(frozenset(), lines=frozenset({3}))
+    assert select(store(lines=frozenset({3, 4})), missed) == {IMPORTER, CALLER}

@@ -202,6 +202,7 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
         frozenset(changed),
         f"{len(changed)} names differ after importing",
         None if ran is None else frozenset(ran),
+        {path: frozenset(lines) for path, lines in old.get("lines", {}).items()},
     )
 
 

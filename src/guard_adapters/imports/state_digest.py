@@ -10,10 +10,10 @@ the new one.
 The result holds, for every module inside the repository, a digest per global name; the same for
 every other module (a write into the standard library or a dependency, as ``module:name``);
 the process-wide state that lives in C (ABC registrations, exit handlers, signal handlers, …);
-the exception each failing import raised; and the repository code that ran while importing. A
-digest leaves out the code of repository functions (a changed line is seen by the tests that
-run it) and keeps everything else an import builds: constants, defaults, closures, class
-dictionaries, instances, registries.
+the exception each failing import raised; and the repository code (and lines) that ran while
+importing. A digest leaves out the code of repository functions (a changed line is seen by the
+tests that run it) and keeps everything else an import builds: constants, defaults, closures,
+class dictionaries, instances, registries.
 """
 
 from __future__ import annotations
@@ -315,29 +315,41 @@ def _process_state(digest: Digest) -> dict[str, str]:
 
 
 class Calls:
-    """The code objects that start running (their file and qualified name), through
-    ``sys.monitoring`` where there is one, else a profile function."""
+    """What runs while importing: each code object that starts (file and qualified name) and
+    each line of the repository's files, through ``sys.monitoring`` where there is one, else
+    a trace function."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str) -> None:
+        self.root = root
         self.ran: set[tuple[str, str]] = set()
+        self.lines: dict[str, set[int]] = {}
         self.monitoring: Any = getattr(sys, "monitoring", None)
         self.tool: int | None = None
+        self._inside: dict[str, bool] = {}
+
+    def inside(self, filename: str) -> bool:
+        found = self._inside.get(filename)
+        if found is None:
+            found = self._inside[filename] = os.path.realpath(filename).startswith(self.root)
+        return found
 
     def start(self) -> None:
         if self.monitoring is None:
-            sys.setprofile(self._profile)
+            sys.settrace(self._call)
             return
         free = [t for t in range(5, 0, -1) if self.monitoring.get_tool(t) is None]
         if not free:
             raise RuntimeError("no free sys.monitoring tool id")
         self.tool = free[0]
+        events = self.monitoring.events
         self.monitoring.use_tool_id(self.tool, "guard-imports")
-        self.monitoring.register_callback(self.tool, self.monitoring.events.PY_START, self._started)
-        self.monitoring.set_events(self.tool, self.monitoring.events.PY_START)
+        self.monitoring.register_callback(self.tool, events.PY_START, self._started)
+        self.monitoring.register_callback(self.tool, events.LINE, self._line)
+        self.monitoring.set_events(self.tool, events.PY_START | events.LINE)
 
     def stop(self) -> None:
         if self.monitoring is None:
-            sys.setprofile(None)
+            sys.settrace(None)
         elif self.tool is not None:
             self.monitoring.set_events(self.tool, 0)
             self.monitoring.free_tool_id(self.tool)
@@ -346,23 +358,37 @@ class Calls:
         self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
         return self.monitoring.DISABLE
 
-    def _profile(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "call":
-            code = frame.f_code
-            self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
+    def _line(self, code: types.CodeType, line: int) -> Any:
+        if self.inside(code.co_filename):
+            self.lines.setdefault(code.co_filename, set()).add(line)
+        return self.monitoring.DISABLE
 
+    def _call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
+        return self._traced if self.inside(code.co_filename) else None
 
-def _ran_inside(calls: Calls, root: str, failed: list[str]) -> list[str] | None:
-    """``path::qualname`` of the repository code that ran; None without qualified names. The
-    body of a module whose import failed (the ``failed`` paths) ran only in part."""
-    if sys.version_info < (3, 11):
-        return None
-    out = set()
-    for filename, qualname in calls.ran:
-        real = os.path.realpath(filename)
-        if real.startswith(root + os.sep):
-            out.add(f"{os.path.relpath(real, root).replace(os.sep, '/')}::{qualname}")
-    return sorted(out - {f"{path}::<module>" for path in failed})
+    def _traced(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+        return self._traced
+
+    def inside_ran(self, failed: list[str]) -> list[str] | None:
+        """``path::qualname`` of the repository code that ran; None without qualified names.
+        The body of a module whose import failed (the ``failed`` paths) ran only in part."""
+        if sys.version_info < (3, 11):
+            return None
+        out = {f"{self._rel(f)}::{q}" for f, q in self.ran if self.inside(f)}
+        return sorted(out - {f"{path}::<module>" for path in failed})
+
+    def inside_lines(self) -> dict[str, list[int]]:
+        out: dict[str, set[int]] = {}
+        for filename, lines in self.lines.items():
+            out.setdefault(self._rel(filename), set()).update(lines)
+        return {path: sorted(lines) for path, lines in out.items()}
+
+    def _rel(self, filename: str) -> str:
+        return os.path.relpath(os.path.realpath(filename), self.root).replace(os.sep, "/")
 
 
 def probe(request: dict[str, Any]) -> dict[str, Any]:
@@ -374,7 +400,7 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
     sys.meta_path.insert(0, overlay)
     sys.dont_write_bytecode = True
     errors: dict[str, str] = {}
-    calls = Calls()
+    calls = Calls(root + os.sep)
     calls.start()
     for name in request["modules"]:
         try:
@@ -414,7 +440,8 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
         "external": external,
         "process": _process_state(digest),
         "errors": errors,
-        "ran": _ran_inside(calls, root, [request["paths"].get(n, "") for n in errors]),
+        "ran": calls.inside_ran([request["paths"].get(n, "") for n in errors]),
+        "lines": calls.inside_lines(),
         "unreadable": sorted(set(digest.unreadable)),
     }
 
