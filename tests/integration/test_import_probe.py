@@ -137,3 +137,18 @@ def test_a_repository_that_imports_from_elsewhere_is_not_compared(tmp_path: Path
     state = probe.compare(ChangeSet(base, files), ["json/__init__.py"])
     assert state.changed is None
     assert "outside the repository" in state.detail
+
+
+def test_one_probe_answers_each_edit_of_the_same_file_for_itself(repo: Path) -> None:
+    """The base's import is kept between checks; the working tree's is not."""
+    base = git(repo, "rev-parse", "HEAD").strip()
+    change = ChangeSet(base, (ChangedFile("pkg/conf.py", FileKind.MODIFIED, FileRole.SOURCE),))
+    probe = SubprocessImportProbe(repo, sys.executable)
+    edit(repo, "pkg/conf.py", "LIMIT = 3", "LIMIT = 4")
+    first = probe.compare(change, MODULES).changed
+    assert first is not None and "pkg.conf.LIMIT" in first
+    edit(repo, "pkg/conf.py", "LIMIT = 4", "LIMIT = 3")
+    edit(repo, "pkg/conf.py", "SIZE = 1", "SIZE = 2")
+    second = probe.compare(change, MODULES).changed
+    assert second is not None
+    assert "pkg.conf.Box.SIZE" in second and "pkg.conf.LIMIT" not in second

@@ -108,19 +108,23 @@ class Digest:
     ``PYTHONHASHSEED``); whatever cannot be told apart gives a digest that differs, never one
     that hides a difference."""
 
-    def __init__(self, repo_files: set[str], repo_modules: set[str]) -> None:
-        self.repo_files = repo_files
+    def __init__(self, repo_modules: set[str]) -> None:
         self.repo_modules = repo_modules
         self.done: dict[int, str] = {}
         self.keep: list[object] = []  # an id stays unique while its object is held
         self.unreadable: list[str] = []  # types of the objects that raised when read
+        self.generated: dict[str, bool] = {}
 
     def of(self, obj: object) -> str:
+        kind = type(obj)
+        if kind in ATOMS:  # most of what is read: its value is its digest
+            text = repr(obj)
+            if len(text) < 64:
+                return f"{kind.__name__}:{text}"
         key = id(obj)
         found = self.done.get(key)
         if found is not None:
             return found
-        kind = type(obj)
         self.done[key] = "cycle:" + _name(kind)
         self.keep.append(obj)
         try:
@@ -229,14 +233,22 @@ class Digest:
     def _function(self, fn: types.FunctionType) -> Iterator[str]:
         yield f"{fn.__module__}.{fn.__qualname__}"
         code = fn.__code__
-        if os.path.realpath(code.co_filename) not in self.repo_files:
-            yield from self._code(code)  # generated (dataclasses, namedtuple) or a dependency
+        if self._generated(code.co_filename):  # dataclasses', namedtuple's: no file to read
+            yield from self._code(code)
         yield self.of(fn.__defaults__)
         yield self.of(fn.__kwdefaults__)
         yield self.of(fn.__closure__)
         yield self.of(fn.__doc__)
         yield self.of(fn.__dict__)
         yield self.of(getattr(fn, "__annotations__", None))
+
+    def _generated(self, filename: str) -> bool:
+        """Code from no file on disk: what a file holds changes only with the file (a
+        repository file's lines are seen by the tests that run them)."""
+        found = self.generated.get(filename)
+        if found is None:
+            found = self.generated[filename] = not os.path.isfile(filename)
+        return found
 
     def _code(self, code: types.CodeType) -> Iterator[str]:
         yield getattr(code, "co_qualname", code.co_name)
@@ -415,7 +427,6 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
     sys.meta_path.remove(overlay)
     inside: dict[str, types.ModuleType] = {}
     outside: dict[str, types.ModuleType] = {}
-    files = set()
     for name, loaded in sorted(sys.modules.items()):
         if not isinstance(loaded, types.ModuleType):
             continue
@@ -423,10 +434,9 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
         real = os.path.realpath(file) if isinstance(file, str) else ""
         if real.startswith(root + os.sep):
             inside[name] = loaded
-            files.add(real)
         else:
             outside[name] = loaded
-    digest = Digest(files, set(inside))
+    digest = Digest(set(inside))
     state = {name: _module_state(digest, m) for name, m in inside.items()}
     external = {
         f"{name}:{k}": digest.of(v)
