@@ -31,7 +31,9 @@ FILES = {
     "pkg/modes.py": (
         "import os\n\n\ndef _test_config():\n    return {'debug': True}\n\n\n"
         "CONFIG = _test_config() if os.environ.get('PKG_MODE') == 'test' else {}\n"
-        "if os.environ.get('PKG_MODE') == 'test':\n    LEVEL = 5\nelse:\n    LEVEL = 0\n"
+        "if os.environ.get('PKG_MODE') == 'test':\n    LEVEL = 5\nelse:\n    LEVEL = 0\n\n\n"
+        "def _load(mode):\n    return {'strict': mode == 'test'}\n\n\n"
+        "SETTINGS = _load(os.environ.get('PKG_MODE', 'prod'))\n"
     ),
     "conftest.py": (
         "import os\n\nfrom pkg.setup import configure\n\n"
@@ -53,7 +55,8 @@ FILES = {
     ),
     "tests/test_modes.py": (
         "from pkg.modes import CONFIG, LEVEL\n\n\ndef test_debug():\n    assert CONFIG['debug']\n"
-        "\n\ndef test_level():\n    assert LEVEL == 5\n"
+        "\n\ndef test_level():\n    assert LEVEL == 5\n\n\n"
+        "def test_strict():\n    from pkg.modes import SETTINGS\n\n    assert SETTINGS['strict']\n"
     ),
     "tests/test_other.py": (
         "from pkg.other import one\n\n\ndef test_one():\n    assert one() == 1\n"
@@ -65,7 +68,8 @@ ALLOWED = "tests/test_limits.py::test_allowed"
 MODE = "tests/test_setup.py::test_mode"
 ONE = "tests/test_other.py::test_one"
 DEBUG, LEVEL = "tests/test_modes.py::test_debug", "tests/test_modes.py::test_level"
-EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG, LEVEL}
+STRICT = "tests/test_modes.py::test_strict"
+EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT}
 
 
 def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
@@ -76,7 +80,7 @@ def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
     edit(tree, "pkg/group.py", "bool(hidden)", "hidden is True")
     d = guard.check()
     assert HIDDEN in d.tests
-    assert not {ALLOWED, MODE, ONE, DEBUG, LEVEL} & set(d.tests), d.reasons
+    assert not {ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT} & set(d.tests), d.reasons
     assert guard.run(stream=False).failed == [HIDDEN]
 
 
@@ -125,3 +129,14 @@ def test_what_no_import_replays_still_selects_every_test_relying_on_it(
     d = guard.check()
     relying = ({LEVEL} if "LEVEL" in old else {DEBUG}) if path == "pkg/modes.py" else EVERY
     assert set(d.tests) >= relying, (relying - set(d.tests), d.reasons)
+
+
+def test_a_value_built_under_a_conftest_environment_is_compared_in_it(
+    guard: Guard, tree: Path
+) -> None:
+    """The probe imports as the tests' session does, after their ``conftest.py`` set the
+    environment: the value the edit changes there is the one compared."""
+    edit(tree, "pkg/modes.py", "mode == 'test'", "mode == 'testing'")
+    d = guard.check()
+    assert STRICT in d.tests, d.reasons
+    assert guard.run(stream=False).failed == [STRICT]

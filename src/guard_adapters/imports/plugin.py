@@ -11,7 +11,7 @@ from guard_core.plugins import AdapterRegistry, hookimpl
 def _probe(settings: Settings) -> Any:
     from guard_adapters.imports.probe import SubprocessImportProbe
 
-    return SubprocessImportProbe(settings.repo, settings.python)
+    return SubprocessImportProbe(settings.repo, settings.python, settings.pytest_args)
 
 
 @hookimpl

@@ -17,6 +17,8 @@ from typing import Any
 
 from guard_adapters.git.diff import read_at
 from guard_adapters.pytest.import_labels import labelled_on_import
+from guard_adapters.pytest.projects import subprojects
+from guard_adapters.pytest.runner import plugins_path
 from guard_adapters.python.modules import module_name
 from guard_core.logs import get_logger
 from guard_core.model import ChangeSet, FileKind
@@ -24,7 +26,6 @@ from guard_core.ports import ImportState
 
 log = get_logger("guard.imports")
 
-SCRIPT = Path(__file__).with_name("state_digest.py")
 TIMEOUT_S = 60.0
 Result = dict[str, Any]
 OUTSIDE = "outside the repository"  # what the digest says of a module imported from elsewhere
@@ -34,9 +35,16 @@ class SubprocessImportProbe:
     """An :class:`~guard_core.ports.ImportProbe` that imports in child processes of
     ``python``; answers are kept per working-tree state for the life of the object."""
 
-    def __init__(self, repo: Path, python: str | None, timeout: float = TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        repo: Path,
+        python: str | None,
+        pytest_args: Sequence[str] = (),
+        timeout: float = TIMEOUT_S,
+    ) -> None:
         self.repo = repo
         self.python = python
+        self.pytest_args = tuple(pytest_args)
         self.timeout = timeout
         self._answers: dict[str, ImportState] = {}
         self._base_runs: dict[str, Result] = {}
@@ -82,12 +90,30 @@ class SubprocessImportProbe:
             for f in change.files
         }
         roots = _roots(modules.items())
+        states = [
+            self._compare_in(project, modules, roots, old_sources, change.base)
+            for project in ("", *subprojects(self.repo))
+        ]
+        return merge_states(states)
+
+    def _compare_in(
+        self,
+        project: str,
+        modules: dict[str, str],
+        roots: list[str],
+        old_sources: dict[str, str],
+        base: str,
+    ) -> ImportState:
+        """The comparison in one pytest project (its folder, its configuration)."""
         # the base's import depends only on which files changed: every other file is the base's
-        base_key = json.dumps([change.base, sorted(old_sources), modules])
+        # (and on the environment it inherits)
+        base_key = json.dumps(
+            [project, base, sorted(old_sources), modules, sorted(os.environ.items())]
+        )
         with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
             known = self._base_runs.get(base_key)
             runs = [
-                self._start(Path(tmp), name, modules, roots, overlay)
+                self._start(Path(tmp), project, name, modules, roots, overlay)
                 for name, overlay in (("old", old_sources), ("new", {}))
                 if name == "new" or known is None
             ]
@@ -96,8 +122,8 @@ class SubprocessImportProbe:
             old = self._base_runs.setdefault(base_key, known or results[0])
             noise: set[str] = set()
             if outside_differences(old, new):  # or what differs from one import to the next
-                again = self._finish(*self._start(Path(tmp), "again", modules, roots, {}))
-                noise = outside_differences(new, again)
+                again = self._start(Path(tmp), project, "again", modules, roots, {})
+                noise = outside_differences(new, self._finish(*again))
         return compare_states(old, new, noise)
 
     def _modules(self, files: Sequence[str]) -> dict[str, str]:
@@ -112,11 +138,13 @@ class SubprocessImportProbe:
     def _start(
         self,
         tmp: Path,
+        project: str,
         name: str,
         modules: dict[str, str],
         roots: list[str],
         overlay: dict[str, str],
     ) -> tuple[subprocess.Popen[bytes], Path]:
+        """pytest collecting the suite with the probe plug-in, as the ingest ran it."""
         request = tmp / f"{name}.json"
         result = tmp / f"{name}-out.json"
         request.write_text(
@@ -131,10 +159,21 @@ class SubprocessImportProbe:
             ),
             encoding="utf-8",
         )
-        env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": plugins_path(),
+            "GUARD_PROBE_REQUEST": str(request),
+            "GUARD_PROBE_OUT": str(result),
+        }
+        cmd = [
+            str(self.python), "-m", "pytest", "-p", "guard_adapters.imports.pytest_probe",
+            "-p", "no:cacheprovider", "--collect-only", "-q", "--no-header", *self.pytest_args,
+        ]  # fmt: skip
         proc = subprocess.Popen(
-            [str(self.python), str(SCRIPT), str(request), str(result)],
-            cwd=self.repo,
+            cmd,
+            cwd=self.repo / project,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -149,9 +188,9 @@ class SubprocessImportProbe:
             proc.kill()
             proc.communicate()
             raise RuntimeError(f"importing took over {self.timeout:.0f}s") from None
-        if proc.returncode != 0 or not result.is_file():
+        if not result.is_file():  # pytest's own exit code says nothing of the probe's
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
-            raise RuntimeError(f"exit {proc.returncode}: {tail[0]}")
+            raise RuntimeError(f"pytest exited {proc.returncode} before collecting: {tail[0]}")
         loaded: Result = json.loads(result.read_text(encoding="utf-8"))
         return loaded
 
@@ -177,6 +216,24 @@ def outside_differences(old: Result, new: Result) -> set[str]:
         for k in old[kind].keys() | new[kind].keys()
         if old[kind].get(k) != new[kind].get(k)
     }
+
+
+def merge_states(states: Sequence[ImportState]) -> ImportState:
+    """Several pytest projects' comparisons as one: unknown if any is, else what any saw."""
+    for state in states:
+        if state.changed is None:
+            return state
+    ran = [s.ran for s in states]
+    lines: dict[str, frozenset[int]] = {}
+    for state in states:
+        for path, seen in state.lines.items():
+            lines[path] = lines.get(path, frozenset()) | seen
+    return ImportState(
+        frozenset().union(*(s.changed or () for s in states)),
+        "; ".join(s.detail for s in states),
+        None if any(r is None for r in ran) else frozenset().union(*(r or () for r in ran)),
+        lines,
+    )
 
 
 def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> ImportState:

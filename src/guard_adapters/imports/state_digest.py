@@ -1,11 +1,12 @@
 """Imports a repository's modules and digests the state their import built.
 
-Run inside the target's interpreter, standard library only:
-``python state_digest.py REQUEST.json RESULT.json``. The request names the repository root, the
-``sys.path`` entries to put first, the modules to import in order (and their paths), and an
-overlay: files whose bytes (base64) are served from the request instead of the disk (the base
-commit's), so that one interpreter, one set of paths and one loader build the old state and
-the new one.
+Runs inside the target's interpreter (standard library only), started by the pytest plug-in
+``pytest_probe`` so that the import happens in pytest's own start-up and collection: with its
+``conftest.py`` files, plug-ins, environment and import order. The request names the
+repository root, the ``sys.path`` entries to put last, the modules to import once collection
+is done (and their paths), and an overlay: files whose bytes (base64) are served from the
+request instead of the disk (the base commit's), so that one interpreter, one set of paths and
+one loader build the old state and the new one.
 
 The result holds, for every module inside the repository, a digest per global name; the same for
 every other module (a write into the standard library or a dependency, as ``module:name``);
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import atexit
 import base64
+import collections
+import contextvars
 import gc
 import hashlib
 import importlib
@@ -27,6 +30,7 @@ import importlib.abc
 import importlib.machinery
 import json
 import os
+import random
 import signal
 import sys
 import types
@@ -65,6 +69,8 @@ MODULE_DUNDERS = {
 }
 CLASS_SKIP = {"__dict__", "__weakref__", "_abc_impl"}
 ATOMS = (type(None), bool, int, float, complex, str, bytes)
+# C objects whose repr shows an address but whose state nothing reads as data
+STATELESS = {"_thread.lock", "_thread.RLock", "_thread._local", "builtins.object"}
 ATTRS_OF_OPAQUE = ("func", "args", "keywords", "pattern", "flags", "__wrapped__")
 
 
@@ -113,9 +119,15 @@ class Digest:
         self.done: dict[int, str] = {}
         self.keep: list[object] = []  # an id stays unique while its object is held
         self.unreadable: list[str] = []  # types of the objects that raised when read
+        self.on_stack: dict[int, int] = {}  # being digested: id -> depth
+        self.low: list[int] = []  # per depth, the lowest depth its object reached back to
+        self.pending: list[tuple[int, int, str]] = []  # on a cycle, not settled yet
         self.generated: dict[str, bool] = {}
+        self.strict = True  # the repository's state: what cannot be read is not compared
 
     def of(self, obj: object) -> str:
+        """The object's digest. Objects on a cycle (a parent and the children that point
+        back at it) are digested as one: each one's digest covers every member's state."""
         kind = type(obj)
         if kind in ATOMS:  # most of what is read: its value is its digest
             text = repr(obj)
@@ -125,18 +137,31 @@ class Digest:
         found = self.done.get(key)
         if found is not None:
             return found
-        self.done[key] = "cycle:" + _name(kind)
+        at = self.on_stack.get(key)
+        if at is not None:  # back to an object still being digested
+            self.low[-1] = min(self.low[-1], at)
+            return f"back:{len(self.low) - at}"
+        depth = len(self.low)
+        self.on_stack[key] = depth
+        self.low.append(depth)
         self.keep.append(obj)
         try:
             parts = [_name(kind), *self._parts(obj, kind)]
         except Exception:  # a proxy or descriptor that raises: its state is not known
             self.unreadable.append(_name(kind))
             parts = ["unreadable", _name(kind)]
-        h = hashlib.blake2b(digest_size=12)
-        for part in parts:
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
-        digest = h.hexdigest()
+        digest = _hash(parts)
+        del self.on_stack[key]
+        low = self.low.pop()
+        if self.low:
+            self.low[-1] = min(self.low[-1], low)
+        if low < depth:  # on a cycle through an ancestor: settled when that one is
+            self.pending.append((key, depth, digest))
+            return digest
+        members = [(k, d) for k, at_depth, d in self.pending if at_depth > depth]
+        self.pending = [p for p in self.pending if p[1] <= depth]
+        for member, provisional in members:
+            self.done[member] = _hash([digest, provisional])
         self.done[key] = digest
         return digest
 
@@ -148,7 +173,9 @@ class Digest:
             if kind not in ATOMS:  # an enum member, a str subclass: what it stores too
                 yield from self._attrs(obj)
         elif issubclass(kind, types.ModuleType):
-            yield obj.__name__  # digested on its own
+            yield obj.__name__
+            if sys.modules.get(obj.__name__) is not obj:  # a namespace built, not imported
+                yield from self._attrs(obj)
         elif issubclass(kind, (tuple, list)):
             sequence: Any = tuple if issubclass(kind, tuple) else list
             yield from (self.of(x) for x in sequence.__iter__(obj))
@@ -157,8 +184,17 @@ class Digest:
             members: Any = frozenset if issubclass(kind, frozenset) else set
             yield from sorted(self.of(x) for x in members.__iter__(obj))
             yield from self._attrs(obj)
-        elif issubclass(kind, dict):
-            yield from sorted(self.of(k) + self.of(v) for k, v in list(dict.items(obj)))
+        elif issubclass(kind, dict):  # in insertion order: iterating it shows that order
+            yield from (self.of(k) + self.of(v) for k, v in list(dict.items(obj)))
+            if issubclass(kind, collections.defaultdict):
+                yield self.of(obj.default_factory)
+            yield from self._attrs(obj)
+        elif issubclass(kind, collections.deque):
+            yield from (self.of(x) for x in list(collections.deque.__iter__(obj)))
+            yield str(obj.maxlen)
+            yield from self._attrs(obj)
+        elif isinstance(obj, random.Random):  # a SystemRandom draws from the OS: no state
+            yield "system" if isinstance(obj, random.SystemRandom) else self.of(obj.getstate())
             yield from self._attrs(obj)
         elif issubclass(kind, type):
             yield from self._class(obj)
@@ -206,8 +242,32 @@ class Digest:
         if issubclass(kind, (weakref.WeakSet, weakref.WeakValueDictionary)):
             yield from sorted(self.of(x) for x in list(obj))  # type: ignore[call-overload]
         if _own(obj, "__dict__") is None and not slots:
-            text = _safe_repr(obj)
-            yield text if " at 0x" not in text else "opaque"
+            yield self._opaque(obj, kind)
+
+    def _opaque(self, obj: object, kind: type) -> str:
+        """An object that keeps its state in C: its buffer (an array), else its repr; none
+        that shows, in the repository's state (not a lock), cannot be read."""
+        try:
+            view = memoryview(obj)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:
+            data = hashlib.blake2b(view.tobytes(), digest_size=12).hexdigest()
+            return f"{view.format} {view.shape} {data}"
+        if kind in weakref.ProxyTypes:  # the object it points to is held, and read, elsewhere
+            return f"weakproxy {_name(obj.__class__)}"
+        if isinstance(obj, contextvars.ContextVar):  # its value is the context's, not state
+            try:
+                default = self.of(obj.get())
+            except LookupError:
+                default = "no default"
+            return f"{obj.name} {default}"
+        text = _safe_repr(obj)
+        if " at 0x" not in text:
+            return text
+        if self.strict and _name(kind) not in STATELESS:
+            raise TypeError(f"{_name(kind)} shows no state")
+        return "opaque"
 
     def _class(self, cls: type) -> Iterator[str]:
         yield self.frame(cls)
@@ -258,6 +318,7 @@ class Digest:
 
 
 _UNSET = object()
+_OWN = __name__.partition(".")[0]  # the probe's own package: its state is the request's
 
 
 def _own(obj: object, attr: str, default: Any = None) -> Any:
@@ -272,6 +333,14 @@ def _atom_repr(obj: Any, kind: type) -> str:
     """A subclass of a built-in value: its value as the built-in type shows it."""
     base: Any = next(b for b in kind.__mro__ if b in ATOMS)
     return str(base.__repr__(obj))
+
+
+def _hash(parts: list[str]) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def _slots(kind: type) -> list[str]:
@@ -315,7 +384,9 @@ def _process_state(digest: Digest) -> dict[str, str]:
             handlers[int(sig)] = digest.of(signal.getsignal(sig))
         except (ValueError, OSError):
             continue
+    decimal = sys.modules.get("decimal")
     return {
+        "decimal": repr(decimal.getcontext()) if decimal is not None else "",
         "atexit": str(atexit._ncallbacks()),
         "signals": json.dumps(handlers, sort_keys=True),
         "recursionlimit": str(sys.getrecursionlimit()),
@@ -341,8 +412,9 @@ class Calls:
 
     def inside(self, filename: str) -> bool:
         found = self._inside.get(filename)
-        if found is None:
-            found = self._inside[filename] = os.path.realpath(filename).startswith(self.root)
+        if found is None:  # "<frozen ...>", "<string>": no file, whatever the folder
+            real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+            found = self._inside[filename] = real.startswith(self.root)
         return found
 
     def start(self) -> None:
@@ -393,42 +465,68 @@ class Calls:
         out = {f"{self._rel(f)}::{q}" for f, q in self.ran if self.inside(f)}
         return sorted(out - {f"{path}::<module>" for path in failed})
 
-    def inside_lines(self) -> dict[str, list[int]]:
+    def inside_lines(self, failed: list[str]) -> dict[str, list[int]]:
+        """The lines that ran per repository path, but in a file whose import failed (what
+        its lines built was lost with it)."""
         out: dict[str, set[int]] = {}
         for filename, lines in self.lines.items():
             out.setdefault(self._rel(filename), set()).update(lines)
-        return {path: sorted(lines) for path, lines in out.items()}
+        return {path: sorted(lines) for path, lines in out.items() if path not in failed}
 
     def _rel(self, filename: str) -> str:
         return os.path.relpath(os.path.realpath(filename), self.root).replace(os.sep, "/")
 
 
-def probe(request: dict[str, Any]) -> dict[str, Any]:
-    root = os.path.realpath(request["root"])
-    for entry in reversed(request.get("sys_path", [])):
-        sys.path.insert(0, entry)
-    served = request.get("overlay", {}).items()
-    overlay = Overlay({os.path.realpath(p): base64.b64decode(d) for p, d in served})
-    sys.meta_path.insert(0, overlay)
-    sys.dont_write_bytecode = True
-    errors: dict[str, str] = {}
-    calls = Calls(root + os.sep)
-    calls.start()
-    for name in request["modules"]:
-        try:
-            module = importlib.import_module(name)
-        except BaseException as exc:  # a failing import is a result
-            errors[name] = f"{type(exc).__name__}: {exc}"
-            continue
-        where = os.path.realpath(getattr(module, "__file__", None) or "")
-        if not where.startswith(root + os.sep):
-            errors[name] = f"was imported from {where}, outside the repository"
-    calls.stop()
-    sys.meta_path.remove(overlay)
+class Replay:
+    """One import of the repository as the request describes it: :meth:`start` serves the
+    overlay and watches what runs (from then on, pytest's start-up and collection import what
+    they import), :meth:`finish` imports the requested modules not imported yet and digests
+    the state."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = request
+        self.root = os.path.realpath(request["root"])
+        served = request.get("overlay", {}).items()
+        self.overlay = Overlay({os.path.realpath(p): base64.b64decode(d) for p, d in served})
+        self.calls = Calls(self.root + os.sep)
+
+    def start(self) -> None:
+        # after pytest's own entries: where the tests import a module from wins
+        sys.path.extend(p for p in self.request.get("sys_path", []) if p not in sys.path)
+        sys.meta_path.insert(0, self.overlay)
+        sys.dont_write_bytecode = True
+        self.calls.start()
+
+    def finish(self) -> dict[str, Any]:
+        errors: dict[str, str] = {}
+        for name in self.request["modules"]:
+            try:
+                module = importlib.import_module(name)
+            except BaseException as exc:  # a failing import is a result
+                errors[name] = f"{type(exc).__name__}: {exc}"
+                continue
+            where = os.path.realpath(getattr(module, "__file__", None) or "")
+            if not where.startswith(self.root + os.sep):
+                errors[name] = f"was imported from {where}, outside the repository"
+        self.calls.stop()
+        if self.overlay in sys.meta_path:
+            sys.meta_path.remove(self.overlay)
+        failed = [self.request["paths"].get(n, "") for n in errors]
+        return {
+            **digest_state(self.root),
+            "errors": errors,
+            "ran": self.calls.inside_ran(failed),
+            "lines": self.calls.inside_lines(failed),
+        }
+
+
+def digest_state(root: str) -> dict[str, Any]:
+    """The state of every loaded module: the repository's name by name, the others' as
+    ``module:name``, and the process's."""
     inside: dict[str, types.ModuleType] = {}
     outside: dict[str, types.ModuleType] = {}
     for name, loaded in sorted(sys.modules.items()):
-        if not isinstance(loaded, types.ModuleType):
+        if not isinstance(loaded, types.ModuleType) or name.partition(".")[0] == _OWN:
             continue
         file = getattr(loaded, "__file__", None)
         real = os.path.realpath(file) if isinstance(file, str) else ""
@@ -438,6 +536,7 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
             outside[name] = loaded
     digest = Digest(set(inside))
     state = {name: _module_state(digest, m) for name, m in inside.items()}
+    digest.strict = False  # a dependency's C objects: compared as far as they show
     external = {
         f"{name}:{k}": digest.of(v)
         for name, module in outside.items()
@@ -449,20 +548,5 @@ def probe(request: dict[str, Any]) -> dict[str, Any]:
         "outside": sorted(outside),
         "external": external,
         "process": _process_state(digest),
-        "errors": errors,
-        "ran": calls.inside_ran([request["paths"].get(n, "") for n in errors]),
-        "lines": calls.inside_lines(),
         "unreadable": sorted(set(digest.unreadable)),
     }
-
-
-def main() -> None:
-    with open(sys.argv[1], encoding="utf-8") as f:
-        request = json.load(f)
-    result = probe(request)
-    with open(sys.argv[2], "w", encoding="utf-8") as f:
-        json.dump(result, f)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,33 @@
+"""The import probe as a pytest plug-in (``-p guard_adapters.imports.pytest_probe`` with
+``--collect-only``): the repository is imported as the tests' session imports it — the
+``conftest.py`` files, plug-ins, environment variables and collection order pytest has — and
+what that built is digested once collection is done. ``GUARD_PROBE_REQUEST`` names the
+request, ``GUARD_PROBE_OUT`` the result file."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from guard_adapters.imports.state_digest import Replay
+
+# read and dropped at import, before any conftest.py imports the repository: the run's own
+# file names are no state of the repository's
+_REQUEST = os.environ.pop("GUARD_PROBE_REQUEST", None)
+_OUT = os.environ.pop("GUARD_PROBE_OUT", "")
+_replay: Replay | None = None
+if _REQUEST:
+    with open(_REQUEST, encoding="utf-8") as f:
+        _replay = Replay(json.load(f))
+    _replay.start()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _replay is None:
+        return
+    result = _replay.finish()
+    with open(_OUT, "w", encoding="utf-8") as f:
+        json.dump(result, f)

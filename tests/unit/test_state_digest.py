@@ -1,0 +1,103 @@
+"""The structural digest the import probe compares (guard_adapters.imports.state_digest): what
+differs in state must differ in digest, whatever holds it."""
+
+from __future__ import annotations
+
+import array
+import collections
+import contextvars
+import random
+import threading
+from typing import Any
+
+import pytest
+
+from guard_adapters.imports.state_digest import Digest
+
+
+def digest(obj: object) -> str:
+    return Digest(set()).of(obj)
+
+
+class Node:
+    def __init__(self, name: str, parent: Node | None = None, depth: int = 0) -> None:
+        self.name, self.parent, self.depth, self.children = name, parent, depth, []
+        if parent is not None:
+            parent.children.append(self)
+
+
+def tree(depth: int) -> tuple[Node, Node]:
+    root = Node("root")
+    return root, Node("child", root, depth)
+
+
+def test_objects_on_a_cycle_each_cover_every_members_state() -> None:
+    """The child is digested first and reaches the root while its own digest is pending:
+    the root's digest must still see the child's state, and the child's the root's."""
+    for first in ("child", "root"):
+        digests = []
+        for depth in (1, 2):
+            root, child = tree(depth)
+            d = Digest(set())
+            order = [child, root] if first == "child" else [root, child]
+            digests.append([d.of(o) for o in order])
+        assert digests[0][0] != digests[1][0]
+        assert digests[0][1] != digests[1][1]
+
+
+def test_the_same_cyclic_state_digests_alike() -> None:
+    assert [digest(o) for o in tree(1)] == [digest(o) for o in tree(1)]
+
+
+@pytest.mark.parametrize(
+    "one, other",
+    [
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # iteration order is state
+        (collections.defaultdict(list), collections.defaultdict(set)),
+        (collections.deque([1, 2]), collections.deque([1, 3])),
+        (random.Random(42), random.Random(43)),
+        (array.array("i", [1, 2]), array.array("i", [1, 3])),
+        ({1, 2}, {1, 3}),
+        ((1, [2]), (1, [3])),
+        (contextvars.ContextVar("v", default=1), contextvars.ContextVar("v", default=2)),
+    ],
+    ids=[
+        "dict-order",
+        "defaultdict-factory",
+        "deque",
+        "random-state",
+        "buffer",
+        "set",
+        "nested",
+        "contextvar-default",
+    ],
+)
+def test_different_state_digests_differently(one: Any, other: Any) -> None:
+    assert digest(one) != digest(other)
+
+
+def test_a_proxy_is_read_through_its_own_storage() -> None:
+    class Proxy:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __getattr__(self, attr: str) -> Any:
+            raise RuntimeError("working outside of a context")
+
+    d = Digest(set())
+    assert d.of(Proxy("a")) != d.of(Proxy("b"))
+    assert not d.unreadable
+
+
+def test_a_c_object_that_shows_no_state_cannot_be_read_in_the_repositorys_state() -> None:
+    class Opaque:
+        __slots__ = ()
+
+        def __repr__(self) -> str:
+            return f"<Opaque at 0x{id(self):x}>"
+
+    strict = Digest(set())
+    strict.of(threading.Lock())
+    assert not strict.unreadable  # a lock holds no data
+    strict.of(Opaque())
+    assert strict.unreadable
