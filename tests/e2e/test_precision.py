@@ -11,7 +11,7 @@ import pytest
 
 from guard_core.api import Guard
 from guard_core.model import Level
-from tests.e2e.conftest import edit, ingested_project
+from tests.e2e.conftest import edit, without_import_probe, ingested_project
 
 FILES = {
     "pyproject.toml": (
@@ -249,10 +249,17 @@ def test_removing_a_decorator_that_only_wraps_selects_the_callers_not_every_impo
     assert not {AREA, LABEL, SCALED, DUMP, HELP} & set(d.tests)
 
 
-def test_removing_a_registering_decorator_selects_every_importer(guard: Guard, tree: Path) -> None:
+def test_removing_a_registering_decorator_selects_the_readers_of_what_it_built(
+    guard: Guard, tree: Path
+) -> None:
+    """Without the import probe every importer runs; with it, ``hello`` (no longer a command)
+    is what importing built otherwise, and its readers run."""
     edit(tree, "pkg/cli.py", "@click.command()\ndef hello():", "def hello():")
     d = guard.check()
-    assert CLI_HELP in d.tests and len(d.tests) > 3
+    assert CLI_HELP in d.tests
+    with without_import_probe(guard) as plain:
+        assert len(plain.check().tests) > 3
+    assert guard.run(stream=False).failed == [CLI_HELP]
 
 
 def test_a_method_of_a_common_name_is_not_read_by_every_call_of_that_name(

@@ -50,12 +50,13 @@ from guard_core.model import (
     FileKind,
     Level,
     OverrideKind,
+    RegionKind,
     TestOutcome,
     failure_signature,
     test_function_id,
 )
 from guard_core.ports import REFRESHED, EvidenceBases, ForksBases, GraphStore, RunResult
-from guard_core.selection import judged_id
+from guard_core.selection import judged_id, module_region
 
 log = get_logger("guard.refresh")
 _FAILED = ("failed", "error")
@@ -286,16 +287,24 @@ class CoverageRefresher:
 def _import_time_unrun(
     store: GraphStore, decision: Decision, session_ran: frozenset[str] | None
 ) -> bool:
-    """Whether changed code ran at import for a test the decision does not run (the import
-    probe replayed it instead): that test's import-time evidence would stay the old code's."""
+    """Whether changed code ran at import for a test the decision does not run, where the
+    rules charge that run to the test (the import probe replayed it instead): that test's
+    import-time evidence would stay the old code's. A body that only binds names is charged
+    to the readers of those names, whatever ran it, as without the probe."""
     selected = set(decision.tests)
     for region in decision.change_set.regions:
+        body = region.region is not RegionKind.FUNCTION
+        if body and region.names and not region.side_effects:
+            continue
+        ids = [judged_id(region)]
+        if region.side_effects:  # the rules select every importer of its module
+            ids.append(module_region(region.file))
         edges = [
             e
-            for e in store.covering_tests([judged_id(region)])
+            for e in store.covering_tests(ids)
             if e.shared and e.function not in (session_ran or ())
         ]
-        if region.hunks and not region.definition_changed:
+        if region.hunks and not region.definition_changed and not region.side_effects:
             edges = observers(edges, region.hunks)
         if any(e.test not in selected for e in edges):
             return True

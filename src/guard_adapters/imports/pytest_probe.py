@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from guard_adapters.imports.state_digest import Replay
+from guard_adapters.imports.replay import Replay
 
 # read and dropped at import, before any conftest.py imports the repository: the run's own
 # file names are no state of the repository's

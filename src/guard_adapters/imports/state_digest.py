@@ -1,33 +1,24 @@
-"""Imports a repository's modules and digests the state their import built.
+"""The state the repository's import built, digested structurally (standard library only:
+it runs inside the target's interpreter, for ``replay``).
 
-Runs inside the target's interpreter (standard library only), started by the pytest plug-in
-``pytest_probe`` so that the import happens in pytest's own start-up and collection: with its
-``conftest.py`` files, plug-ins, environment and import order. The request names the
-repository root, the ``sys.path`` entries to put last, the modules to import once collection
-is done (and their paths), and an overlay: files whose bytes (base64) are served from the
-request instead of the disk (the base commit's), so that one interpreter, one set of paths and
-one loader build the old state and the new one.
-
-The result holds, for every module inside the repository, a digest per global name; the same for
-every other module (a write into the standard library or a dependency, as ``module:name``);
-the process-wide state that lives in C (ABC registrations, exit handlers, signal handlers, …);
-the exception each failing import raised; and the repository code (and lines) that ran while
-importing. A digest leaves out the code of repository functions (a changed line is seen by the
-tests that run it) and keeps everything else an import builds: constants, defaults, closures,
-class dictionaries, instances, registries.
+For every module inside the repository, a digest per global name (and per member of its
+classes); the same for every other module (a write into the standard library or a dependency,
+as ``module:name``); and the process-wide state that lives in C (ABC registrations, exit
+handlers, signal handlers, the decimal context, ...). A digest leaves out the code of
+repository functions (a changed line is seen by the tests that run it) and keeps everything
+else an import builds: constants, defaults, closures, class dictionaries, instances,
+registries. The same state gives the same digest in any process (with one
+``PYTHONHASHSEED``); what cannot be told apart gives a digest that differs, or is reported
+unreadable, never one that hides a difference.
 """
 
 from __future__ import annotations
 
 import atexit
-import base64
 import collections
 import contextvars
 import gc
 import hashlib
-import importlib
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import random
@@ -72,41 +63,6 @@ ATOMS = (type(None), bool, int, float, complex, str, bytes)
 # C objects whose repr shows an address but whose state nothing reads as data
 STATELESS = {"_thread.lock", "_thread.RLock", "_thread._local", "builtins.object"}
 ATTRS_OF_OPAQUE = ("func", "args", "keywords", "pattern", "flags", "__wrapped__")
-
-
-class Overlay(importlib.abc.MetaPathFinder):
-    """Serves the request's text for the files it names, at their own paths."""
-
-    def __init__(self, sources: dict[str, bytes]) -> None:
-        self.sources = sources
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is None:
-                continue
-            origin = os.path.realpath(spec.origin) if spec.origin else ""
-            if origin in self.sources:
-                spec.loader = TextLoader(name, origin, self.sources[origin])
-                spec.cached = None
-            return spec
-        return None
-
-
-class TextLoader(importlib.machinery.SourceFileLoader):
-    def __init__(self, name: str, path: str, data: bytes) -> None:
-        super().__init__(name, path)
-        self.data = data
-
-    def get_data(self, path: str) -> bytes:
-        if os.path.realpath(path) == os.path.realpath(self.path):
-            return self.data
-        return super().get_data(path)
-
-    def path_stats(self, path: str) -> Any:
-        raise OSError("served text has no bytecode cache")
 
 
 class Digest:
@@ -395,129 +351,6 @@ def _process_state(digest: Digest) -> dict[str, str]:
         "cwd": os.getcwd(),
         "threads": str(len(__import__("threading").enumerate())),
     }
-
-
-class Calls:
-    """What runs while importing: each code object that starts (file and qualified name) and
-    each line of the repository's files, through ``sys.monitoring`` where there is one, else
-    a trace function."""
-
-    def __init__(self, root: str) -> None:
-        self.root = root
-        self.ran: set[tuple[str, str]] = set()
-        self.lines: dict[str, set[int]] = {}
-        self.monitoring: Any = getattr(sys, "monitoring", None)
-        self.tool: int | None = None
-        self._inside: dict[str, bool] = {}
-
-    def inside(self, filename: str) -> bool:
-        found = self._inside.get(filename)
-        if found is None:  # "<frozen ...>", "<string>": no file, whatever the folder
-            real = os.path.realpath(filename) if os.path.isabs(filename) else ""
-            found = self._inside[filename] = real.startswith(self.root)
-        return found
-
-    def start(self) -> None:
-        if self.monitoring is None:
-            sys.settrace(self._call)
-            return
-        free = [t for t in range(5, 0, -1) if self.monitoring.get_tool(t) is None]
-        if not free:
-            raise RuntimeError("no free sys.monitoring tool id")
-        self.tool = free[0]
-        events = self.monitoring.events
-        self.monitoring.use_tool_id(self.tool, "guard-imports")
-        self.monitoring.register_callback(self.tool, events.PY_START, self._started)
-        self.monitoring.register_callback(self.tool, events.LINE, self._line)
-        self.monitoring.set_events(self.tool, events.PY_START | events.LINE)
-
-    def stop(self) -> None:
-        if self.monitoring is None:
-            sys.settrace(None)
-        elif self.tool is not None:
-            self.monitoring.set_events(self.tool, 0)
-            self.monitoring.free_tool_id(self.tool)
-
-    def _started(self, code: types.CodeType, offset: int) -> Any:
-        self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
-        return self.monitoring.DISABLE
-
-    def _line(self, code: types.CodeType, line: int) -> Any:
-        if self.inside(code.co_filename):
-            self.lines.setdefault(code.co_filename, set()).add(line)
-        return self.monitoring.DISABLE
-
-    def _call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        code = frame.f_code
-        self.ran.add((code.co_filename, getattr(code, "co_qualname", "")))
-        return self._traced if self.inside(code.co_filename) else None
-
-    def _traced(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if event == "line":
-            self.lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
-        return self._traced
-
-    def inside_ran(self, failed: list[str]) -> list[str] | None:
-        """``path::qualname`` of the repository code that ran; None without qualified names.
-        The body of a module whose import failed (the ``failed`` paths) ran only in part."""
-        if sys.version_info < (3, 11):
-            return None
-        out = {f"{self._rel(f)}::{q}" for f, q in self.ran if self.inside(f)}
-        return sorted(out - {f"{path}::<module>" for path in failed})
-
-    def inside_lines(self, failed: list[str]) -> dict[str, list[int]]:
-        """The lines that ran per repository path, but in a file whose import failed (what
-        its lines built was lost with it)."""
-        out: dict[str, set[int]] = {}
-        for filename, lines in self.lines.items():
-            out.setdefault(self._rel(filename), set()).update(lines)
-        return {path: sorted(lines) for path, lines in out.items() if path not in failed}
-
-    def _rel(self, filename: str) -> str:
-        return os.path.relpath(os.path.realpath(filename), self.root).replace(os.sep, "/")
-
-
-class Replay:
-    """One import of the repository as the request describes it: :meth:`start` serves the
-    overlay and watches what runs (from then on, pytest's start-up and collection import what
-    they import), :meth:`finish` imports the requested modules not imported yet and digests
-    the state."""
-
-    def __init__(self, request: dict[str, Any]) -> None:
-        self.request = request
-        self.root = os.path.realpath(request["root"])
-        served = request.get("overlay", {}).items()
-        self.overlay = Overlay({os.path.realpath(p): base64.b64decode(d) for p, d in served})
-        self.calls = Calls(self.root + os.sep)
-
-    def start(self) -> None:
-        # after pytest's own entries: where the tests import a module from wins
-        sys.path.extend(p for p in self.request.get("sys_path", []) if p not in sys.path)
-        sys.meta_path.insert(0, self.overlay)
-        sys.dont_write_bytecode = True
-        self.calls.start()
-
-    def finish(self) -> dict[str, Any]:
-        errors: dict[str, str] = {}
-        for name in self.request["modules"]:
-            try:
-                module = importlib.import_module(name)
-            except BaseException as exc:  # a failing import is a result
-                errors[name] = f"{type(exc).__name__}: {exc}"
-                continue
-            where = os.path.realpath(getattr(module, "__file__", None) or "")
-            if not where.startswith(self.root + os.sep):
-                errors[name] = f"was imported from {where}, outside the repository"
-        self.calls.stop()
-        if self.overlay in sys.meta_path:
-            sys.meta_path.remove(self.overlay)
-        failed = [self.request["paths"].get(n, "") for n in errors]
-        return {
-            **digest_state(self.root),
-            "errors": errors,
-            "ran": self.calls.inside_ran(failed),
-            "lines": self.calls.inside_lines(failed),
-        }
 
 
 def digest_state(root: str) -> dict[str, Any]:
