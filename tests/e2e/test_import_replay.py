@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import edit
+from tests.e2e.conftest import edit, ingested_project
 
 FILES = {
     "pkg/__init__.py": "",
@@ -140,3 +140,33 @@ def test_a_value_built_under_a_conftest_environment_is_compared_in_it(
     d = guard.check()
     assert STRICT in d.tests, d.reasons
     assert guard.run(stream=False).failed == [STRICT]
+
+
+ORDER_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/handlers.py": "HANDLERS = {}\n",
+    "pkg/alpha.py": (
+        "from pkg.handlers import HANDLERS\n\n\ndef _alpha():\n    return 'alpha'\n\n\n"
+        "HANDLERS['default'] = _alpha()\n"
+    ),
+    "pkg/beta.py": "from pkg.handlers import HANDLERS\n\nHANDLERS['default'] = 'beta'\n",
+    "tests/__init__.py": "",
+    "tests/test_a.py": "import pkg.beta  # noqa: F401\n\n\ndef test_beta_loaded():\n    pass\n",
+    "tests/test_z.py": (
+        "import pkg.alpha  # noqa: F401\nfrom pkg.handlers import HANDLERS\n\n\n"
+        "def test_handler():\n    assert HANDLERS['default'] == 'alpha'\n"
+    ),
+}
+
+
+def test_the_import_is_replayed_in_the_order_the_tests_import(
+    tmp_path_factory: pytest.TempPathFactory, falkordb_url: str
+) -> None:
+    """The last registration wins: pytest imports beta (through test_a) before alpha, sorted
+    module names would import alpha first and let beta's value hide the edit."""
+    root = tmp_path_factory.mktemp("order")
+    with ingested_project(root, ORDER_FILES, falkordb_url, "order") as g:
+        edit(g.settings.repo, "pkg/alpha.py", "return 'alpha'", "return 'ALPHA'")
+        d = g.check()
+        assert "tests/test_z.py::test_handler" in d.tests, d.reasons
+        assert g.run(stream=False).failed == ["tests/test_z.py::test_handler"]
