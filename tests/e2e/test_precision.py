@@ -11,7 +11,7 @@ import pytest
 
 from guard_core.api import Guard
 from guard_core.model import Level
-from tests.e2e.conftest import edit, without_import_probe, ingested_project
+from tests.e2e.conftest import edit, ingested_project, without_import_probe
 
 FILES = {
     "pyproject.toml": (
