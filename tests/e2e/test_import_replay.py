@@ -170,3 +170,39 @@ def test_the_import_is_replayed_in_the_order_the_tests_import(
         d = g.check()
         assert "tests/test_z.py::test_handler" in d.tests, d.reasons
         assert g.run(stream=False).failed == ["tests/test_z.py::test_handler"]
+
+
+BRANCH_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/impl.py": (
+        "FAST = True\n\n"
+        "if FAST:\n\n    def compute(x):\n        return x * 2\n\n"
+        "else:\n\n    def compute(x):\n        return x + x + 1\n\n\n"
+        "def make(flag):\n    if flag:\n\n        def step():\n            return 'up'\n\n"
+        "    else:\n\n        def step():\n            return 'down'\n\n    return step\n\n\n"
+        "STEP = make(FAST)\nPICK = (lambda: 1) if FAST else (lambda: 2)\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_impl.py": (
+        "from pkg.impl import PICK, STEP, compute\n\n\n"
+        "def test_compute():\n    assert compute(2) == 4\n\n\n"
+        "def test_step():\n    assert STEP() == 'up'\n\n\n"
+        "def test_pick():\n    assert PICK() == 1\n"
+    ),
+    "tests/test_other.py": "import pkg.impl  # noqa: F401\n\n\ndef test_other():\n    pass\n",
+}
+
+
+def test_a_flag_that_picks_another_same_named_definition_selects_its_callers(
+    tmp_path_factory: pytest.TempPathFactory, falkordb_url: str
+) -> None:
+    """Two definitions of one name (a function, a nested function, a lambda) in the branches
+    of an ``if``: flipping the flag binds the other one, though the qualified names, defaults
+    and closures are alike; the tests that call what is bound are selected."""
+    root = tmp_path_factory.mktemp("branches")
+    with ingested_project(root, BRANCH_FILES, falkordb_url, "branches") as g:
+        edit(g.settings.repo, "pkg/impl.py", "FAST = True", "FAST = False")
+        d = g.check()
+        calling = {f"tests/test_impl.py::test_{n}" for n in ("compute", "step", "pick")}
+        assert calling <= set(d.tests), (calling - set(d.tests), d.reasons)
+        assert sorted(g.run(stream=False).failed) == sorted(calling)

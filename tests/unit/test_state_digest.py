@@ -101,3 +101,54 @@ def test_a_c_object_that_shows_no_state_cannot_be_read_in_the_repositorys_state(
     assert not strict.unreadable  # a lock holds no data
     strict.of(Opaque())
     assert strict.unreadable
+
+
+def load(path: Any, text: str) -> dict[str, Any]:
+    path.write_text(text)
+    namespace: dict[str, Any] = {"__name__": "pkgx"}
+    exec(compile(text, str(path), "exec", dont_inherit=True), namespace)  # as imports compile
+    return namespace
+
+
+def test_same_named_definitions_digest_apart_and_a_moved_one_alike(tmp_path: Any) -> None:
+    """The branches of an ``if`` define one name twice: the one bound is told apart from the
+    other though name, defaults and closure are alike; lines moved by an edit above are not
+    a difference."""
+    text = (
+        "def make(flag):\n    if flag:\n        def step():\n            return 1\n"
+        "    else:\n        def step():\n            return 2\n    return step\n"
+        "up, down = make(True), make(False)\n"
+        "one, two = (lambda: 1), (lambda: 2)\n"
+    )
+    first = load(tmp_path / "a.py", text)
+    moved = load(tmp_path / "b.py", "\n\n# moved\n" + text)
+    d = Digest(set())
+    assert d.of(first["up"]) != d.of(first["down"])
+    assert d.of(first["one"]) != d.of(first["two"])
+    assert [d.of(first[k]) for k in ("up", "down", "one", "two")] == [
+        Digest(set()).of(moved[k]) for k in ("up", "down", "one", "two")
+    ]
+
+
+def test_the_text_an_import_was_served_is_the_one_read(tmp_path: Any) -> None:
+    """The base's import reads the base's text (the overlay), not the working tree's."""
+    path = tmp_path / "a.py"
+    old = "if True:\n    def f():\n        return 1\nelse:\n    def f():\n        return 2\n"
+    f = load(path, old)["f"]
+    path.write_text("def f():\n    return 1\n")  # the working tree has one definition only
+    assert Digest(set(), {str(path.resolve()): old.encode()}).of(f) != Digest(set()).of(f)
+
+
+def test_a_subclass_built_by_a_function_is_part_of_its_bases_state(tmp_path: Any) -> None:
+    """Bound by no name, it is found through the base (``__subclasses__``): its members are
+    the base's state."""
+    digests = []
+    for size in (1, 2):
+        ns = load(
+            tmp_path / f"s{size}.py",
+            "class Base:\n    pass\n\n\ndef build(n):\n"
+            "    class Sub(Base):\n        SIZE = n\n    return Sub\n\n\n"
+            f"build({size})\n",
+        )
+        digests.append(Digest({"pkgx"}).of(ns["Base"]))
+    assert digests[0] != digests[1]

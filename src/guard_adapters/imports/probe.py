@@ -6,6 +6,7 @@ makes the answer unknown (``changed`` None): the importers stay selected."""
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -48,6 +49,7 @@ class SubprocessImportProbe:
         self.timeout = timeout
         self._answers: dict[str, ImportState] = {}
         self._base_runs: dict[str, Result] = {}
+        self._noise: dict[str, set[str]] = {}
 
     def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
         why = self._unprobeable(change)
@@ -90,41 +92,66 @@ class SubprocessImportProbe:
             for f in change.files
         }
         roots = _roots(modules.items())
-        states = [
-            self._compare_in(project, modules, roots, old_sources, change.base)
-            for project in ("", *subprojects(self.repo))
-        ]
-        return merge_states(states)
+        projects = ("", *subprojects(self.repo))  # each with its folder and configuration
+        environment = sorted(os.environ.items())
+        # the base's import depends only on which files changed: every other file is the
+        # base's (and on the environment it inherits)
+        base_keys = {
+            p: json.dumps([p, change.base, sorted(old_sources), modules, environment])
+            for p in projects
+        }
+        noise_keys = {p: json.dumps([p, environment]) for p in projects}
+        with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
+            run = functools.partial(self._run_all, Path(tmp), modules, roots)
+            first = run(
+                [(p, "new", {}) for p in projects]
+                + [(p, "old", old_sources) for p in projects if base_keys[p] not in self._base_runs]
+            )
+            news = {p: first[(p, "new")] for p in projects}
+            for p in projects:
+                if (p, "old") in first:
+                    self._base_runs[base_keys[p]] = first[(p, "old")]
+            olds = {p: self._base_runs[base_keys[p]] for p in projects}
+            # what differs between two imports of the same code (a start time, a process id),
+            # learnt once per project and environment
+            unsettled = [
+                p
+                for p in projects
+                if outside_differences(olds[p], news[p]) - self._noise.get(noise_keys[p], set())
+            ]
+            again = run([(p, "again", {}) for p in unsettled])
+            for p in unsettled:
+                noise = outside_differences(news[p], again[(p, "again")])
+                self._noise[noise_keys[p]] = self._noise.get(noise_keys[p], set()) | noise
+        return merge_states(
+            [compare_states(olds[p], news[p], self._noise.get(noise_keys[p], ())) for p in projects]
+        )
 
-    def _compare_in(
+    def _run_all(
         self,
-        project: str,
+        tmp: Path,
         modules: dict[str, str],
         roots: list[str],
-        old_sources: dict[str, str],
-        base: str,
-    ) -> ImportState:
-        """The comparison in one pytest project (its folder, its configuration)."""
-        # the base's import depends only on which files changed: every other file is the base's
-        # (and on the environment it inherits)
-        base_key = json.dumps(
-            [project, base, sorted(old_sources), modules, sorted(os.environ.items())]
-        )
-        with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
-            known = self._base_runs.get(base_key)
-            runs = [
-                self._start(Path(tmp), project, name, modules, roots, overlay)
-                for name, overlay in (("old", old_sources), ("new", {}))
-                if name == "new" or known is None
+        jobs: list[tuple[str, str, dict[str, str]]],
+    ) -> dict[tuple[str, str], Result]:
+        """Each (project, name, overlay) import, as many at once as there are cores."""
+        results: dict[tuple[str, str], Result] = {}
+        width = max(2, os.cpu_count() or 1)
+        for at in range(0, len(jobs), width):
+            batch = jobs[at : at + width]
+            started = [
+                self._start(tmp, project, f"{name}-{i + at}", modules, roots, overlay)
+                for i, (project, name, overlay) in enumerate(batch)
             ]
-            results = [self._finish(*run) for run in runs]
-            new = results[-1]
-            old = self._base_runs.setdefault(base_key, known or results[0])
-            noise: set[str] = set()
-            if outside_differences(old, new):  # or what differs from one import to the next
-                again = self._start(Path(tmp), project, "again", modules, roots, {})
-                noise = outside_differences(new, self._finish(*again))
-        return compare_states(old, new, noise)
+            try:
+                for (project, name, _), (proc, out) in zip(batch, started, strict=True):
+                    results[(project, name)] = self._finish(proc, out)
+            finally:  # one that failed leaves no other running
+                for proc, _ in started:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.communicate()
+        return results
 
     def _modules(self, files: Sequence[str]) -> dict[str, str]:
         """Module name -> path, for the files the collector labels as imports."""

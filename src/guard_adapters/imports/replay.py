@@ -172,7 +172,7 @@ class Replay:
             sys.meta_path.remove(self.overlay)
         failed = [self.request["paths"].get(n, "") for n in errors]
         return {
-            **digest_state(self.root),
+            **digest_state(self.root, self.overlay.sources),
             "errors": errors,
             "ran": self.calls.inside_ran(failed),
             "lines": self.calls.inside_lines(failed),

@@ -5,7 +5,8 @@ For every module inside the repository, a digest per global name (and per member
 classes); the same for every other module (a write into the standard library or a dependency,
 as ``module:name``); and the process-wide state that lives in C (ABC registrations, exit
 handlers, signal handlers, the decimal context, ...). A digest leaves out the code of
-repository functions (a changed line is seen by the tests that run it) and keeps everything
+repository functions (a changed line is seen by the tests that run it), though not which of a
+file's same-named definitions a function is (the branches of an ``if``), and keeps everything
 else an import builds: constants, defaults, closures, class dictionaries, instances,
 registries. The same state gives the same digest in any process (with one
 ``PYTHONHASHSEED``); what cannot be told apart gives a digest that differs, or is reported
@@ -22,6 +23,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import sys
 import types
@@ -70,8 +72,11 @@ class Digest:
     ``PYTHONHASHSEED``); whatever cannot be told apart gives a digest that differs, never one
     that hides a difference."""
 
-    def __init__(self, repo_modules: set[str]) -> None:
+    def __init__(
+        self, repo_modules: set[str], sources: dict[str, bytes] | None = None, root: str = ""
+    ) -> None:
         self.repo_modules = repo_modules
+        self.sites = DefinitionSites(sources or {}, root)
         self.done: dict[int, str] = {}
         self.keep: list[object] = []  # an id stays unique while its object is held
         self.unreadable: list[str] = []  # types of the objects that raised when read
@@ -241,6 +246,8 @@ class Digest:
         if cls.__module__ in self.repo_modules:
             subclasses: list[type] = type.__subclasses__(cls)
             parts += sorted(_name(sub) for sub in subclasses)
+            # one built by a function is bound by no name its members would be read through
+            parts += sorted(self.of(sub) for sub in subclasses if "<locals>" in sub.__qualname__)
         if abc_dump is not None and "_abc_impl" in vars(cls):
             registered = (ref() for ref in abc_dump(cls)[0])
             parts += sorted(_name(c) for c in registered if isinstance(c, type))
@@ -251,6 +258,8 @@ class Digest:
         code = fn.__code__
         if self._generated(code.co_filename):  # dataclasses', namedtuple's: no file to read
             yield from self._code(code)
+        else:  # which of the file's definitions of that name (the branches of an ``if``)
+            yield self.sites.of(code, fn.__qualname__)
         yield self.of(fn.__defaults__)
         yield self.of(fn.__kwdefaults__)
         yield self.of(fn.__closure__)
@@ -353,9 +362,81 @@ def _process_state(digest: Digest) -> dict[str, str]:
     }
 
 
-def digest_state(root: str) -> dict[str, Any]:
+class DefinitionSites:
+    """Which of a file's same-named definitions a function comes from, told apart by order
+    (not by line: an edit above moves every line): ``""`` for the only one of its name."""
+
+    def __init__(self, sources: dict[str, bytes], root: str = "") -> None:
+        self.sources = sources  # the text an import was served instead of the disk's
+        self.root = root  # only its files change between two imports
+        self.twice: dict[str, set[str] | None] = {}  # file -> names it defines twice or more
+        self.texts: dict[str, bytes] = {}
+        self.tables: dict[str, dict[str, list[types.CodeType]]] = {}
+
+    def of(self, code: types.CodeType, qualname: str) -> str:
+        filename = code.co_filename
+        twice = self._names_defined_twice(filename)
+        if twice is None:
+            return f"line {code.co_firstlineno}"
+        if code.co_name not in twice:
+            return ""
+        table = self.tables.get(filename)
+        if table is None:
+            table = self.tables[filename] = _definitions(self.texts[filename], filename)
+        codes = table.get(qualname.replace(".<locals>", ""), [])
+        if len(codes) < 2:
+            return ""
+        # the one compiled from the same text compares equal (code, constants, positions)
+        found = (f"def {i}" for i, c in enumerate(codes) if c == code)
+        return next(found, f"line {code.co_firstlineno}")  # compiled otherwise: by its line
+
+    def _names_defined_twice(self, filename: str) -> set[str] | None:
+        """None where the text cannot be read (the line tells definitions apart, then)."""
+        if filename in self.twice:
+            return self.twice[filename]
+        real = os.path.realpath(filename)
+        found: set[str] | None = set()
+        if real.startswith(self.root + os.sep):
+            try:
+                served = self.sources.get(real)
+                text = self.texts[filename] = served if served is not None else _read(real)
+            except OSError:
+                found = None
+            else:
+                names = collections.Counter(re.findall(rb"\bdef\s+(\w+)", text))
+                found = {n.decode() for n, count in names.items() if count > 1}
+                found |= {"<lambda>"} if text.count(b"lambda") > 1 else set()
+        self.twice[filename] = found
+        return found
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _definitions(text: bytes, filename: str) -> dict[str, list[types.CodeType]]:
+    """Qualified name (without ``<locals>``) -> its code objects, in the order they are
+    defined in the text."""
+    out: dict[str, list[types.CodeType]] = {}
+    try:
+        top = compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return out
+    todo = collections.deque([(top, "")])
+    while todo:
+        code, prefix = todo.popleft()
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                qualname = f"{prefix}.{const.co_name}" if prefix else const.co_name
+                out.setdefault(qualname, []).append(const)
+                todo.append((const, qualname))
+    return out
+
+
+def digest_state(root: str, sources: dict[str, bytes] | None = None) -> dict[str, Any]:
     """The state of every loaded module: the repository's name by name, the others' as
-    ``module:name``, and the process's."""
+    ``module:name``, and the process's (``sources``: the files' text the import was served)."""
     inside: dict[str, types.ModuleType] = {}
     outside: dict[str, types.ModuleType] = {}
     for name, loaded in sorted(sys.modules.items()):
@@ -367,7 +448,7 @@ def digest_state(root: str) -> dict[str, Any]:
             inside[name] = loaded
         else:
             outside[name] = loaded
-    digest = Digest(set(inside))
+    digest = Digest(set(inside), sources, root)
     state = {name: _module_state(digest, m) for name, m in inside.items()}
     digest.strict = False  # a dependency's C objects: compared as far as they show
     external = {
