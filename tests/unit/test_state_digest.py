@@ -120,14 +120,27 @@ def test_same_named_definitions_digest_apart_and_a_moved_one_alike(tmp_path: Any
         "up, down = make(True), make(False)\n"
         "one, two = (lambda: 1), (lambda: 2)\n"
     )
+    names = ("up", "down", "one", "two")
     first = load(tmp_path / "a.py", text)
-    moved = load(tmp_path / "b.py", "\n\n# moved\n" + text)
     d = Digest(set())
-    assert d.of(first["up"]) != d.of(first["down"])
-    assert d.of(first["one"]) != d.of(first["two"])
-    assert [d.of(first[k]) for k in ("up", "down", "one", "two")] == [
-        Digest(set()).of(moved[k]) for k in ("up", "down", "one", "two")
-    ]
+    digests = [d.of(first[k]) for k in names]
+    assert digests[0] != digests[1]
+    assert digests[2] != digests[3]
+    moved = load(tmp_path / "a.py", "\n\n# moved\n" + text)
+    assert digests == [Digest(set()).of(moved[k]) for k in names]
+
+
+def test_a_wrapper_is_told_by_its_own_code_not_by_the_names_it_copied(tmp_path: Any) -> None:
+    """``functools.wraps`` copies the wrapped function's names onto either wrapper."""
+    ns = load(
+        tmp_path / "w.py",
+        "import functools\n\n\ndef plus(f):\n    @functools.wraps(f)\n"
+        "    def wrapper():\n        return f() + 1\n    return wrapper\n\n\n"
+        "def minus(f):\n    @functools.wraps(f)\n"
+        "    def wrapper():\n        return f() - 1\n    return wrapper\n\n\n"
+        "def base():\n    return 0\n\n\nup, down = plus(base), minus(base)\n",
+    )
+    assert Digest(set()).of(ns["up"]) != Digest(set()).of(ns["down"])
 
 
 def test_the_text_an_import_was_served_is_the_one_read(tmp_path: Any) -> None:

@@ -256,10 +256,12 @@ class Digest:
     def _function(self, fn: types.FunctionType) -> Iterator[str]:
         yield f"{fn.__module__}.{fn.__qualname__}"
         code = fn.__code__
+        qualname = getattr(code, "co_qualname", fn.__qualname__)
+        yield f"{code.co_filename}:{qualname}"  # a wrapper's own, not what it copied (wraps)
         if self._generated(code.co_filename):  # dataclasses', namedtuple's: no file to read
             yield from self._code(code)
         else:  # which of the file's definitions of that name (the branches of an ``if``)
-            yield self.sites.of(code, fn.__qualname__)
+            yield self.sites.of(code, qualname)
         yield self.of(fn.__defaults__)
         yield self.of(fn.__kwdefaults__)
         yield self.of(fn.__closure__)
@@ -384,11 +386,11 @@ class DefinitionSites:
         if table is None:
             table = self.tables[filename] = _definitions(self.texts[filename], filename)
         codes = table.get(qualname.replace(".<locals>", ""), [])
-        if len(codes) < 2:
-            return ""
         # the one compiled from the same text compares equal (code, constants, positions)
-        found = (f"def {i}" for i, c in enumerate(codes) if c == code)
-        return next(found, f"line {code.co_firstlineno}")  # compiled otherwise: by its line
+        found = next((i for i, c in enumerate(codes) if c == code), None)
+        if found is None:  # compiled otherwise, or named otherwise (3.10: a wrapper): its line
+            return f"line {code.co_firstlineno}"
+        return f"def {found}" if len(codes) > 1 else ""
 
     def _names_defined_twice(self, filename: str) -> set[str] | None:
         """None where the text cannot be read (the line tells definitions apart, then)."""
