@@ -49,7 +49,7 @@ class SubprocessImportProbe:
         self.timeout = timeout
         self._answers: dict[str, ImportState] = {}
         self._base_runs: dict[str, Result] = {}
-        self._noise: dict[str, set[str]] = {}
+        self._noisy: set[str] = set()  # projects (and environments) whose imports differ
 
     def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
         why = self._unprobeable(change)
@@ -103,29 +103,31 @@ class SubprocessImportProbe:
         noise_keys = {p: json.dumps([p, environment]) for p in projects}
         with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
             run = functools.partial(self._run_all, Path(tmp), modules, roots)
+            # a second import of the same code tells what differs from one import to the next
+            # (a start time, a process id): started at once where the last check needed it
             first = run(
                 [(p, "new", {}) for p in projects]
                 + [(p, "old", old_sources) for p in projects if base_keys[p] not in self._base_runs]
+                + [(p, "again", {}) for p in projects if noise_keys[p] in self._noisy]
             )
-            news = {p: first[(p, "new")] for p in projects}
             for p in projects:
                 if (p, "old") in first:
                     self._base_runs[base_keys[p]] = first[(p, "old")]
+            news = {p: first[(p, "new")] for p in projects}
             olds = {p: self._base_runs[base_keys[p]] for p in projects}
-            # what differs between two imports of the same code (a start time, a process id),
-            # learnt once per project and environment
-            unsettled = [
+            late = [
                 p
                 for p in projects
-                if outside_differences(olds[p], news[p]) - self._noise.get(noise_keys[p], set())
+                if (p, "again") not in first and outside_differences(olds[p], news[p])
             ]
-            again = run([(p, "again", {}) for p in unsettled])
-            for p in unsettled:
-                noise = outside_differences(news[p], again[(p, "again")])
-                self._noise[noise_keys[p]] = self._noise.get(noise_keys[p], set()) | noise
-        return merge_states(
-            [compare_states(olds[p], news[p], self._noise.get(noise_keys[p], ())) for p in projects]
-        )
+            agains = {**first, **run([(p, "again", {}) for p in late])}
+            noise = {
+                p: outside_differences(news[p], agains[(p, "again")])
+                for p in projects
+                if (p, "again") in agains
+            }
+        self._noisy |= {noise_keys[p] for p, found in noise.items() if found}
+        return merge_states([compare_states(olds[p], news[p], noise.get(p, ())) for p in projects])
 
     def _run_all(
         self,
