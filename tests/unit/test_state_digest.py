@@ -165,3 +165,37 @@ def test_a_subclass_built_by_a_function_is_part_of_its_bases_state(tmp_path: Any
         )
         digests.append(Digest({"pkgx"}).of(ns["Base"]))
     assert digests[0] != digests[1]
+
+
+@pytest.mark.parametrize("name", ["compute", "área"])
+def test_the_definition_bound_is_told_by_its_code_wherever_the_others_are(
+    tmp_path: Any, name: str
+) -> None:
+    """A definition added above shifts the order of the others: the one the flag binds is
+    still told apart from the one it bound before (any identifier the compiler accepts)."""
+    old = (
+        'MODE = "b"\n'
+        f'if MODE == "a":\n    def {name}():\n        return 1\n'
+        f"else:\n    def {name}():\n        return 2\n"
+    )
+    new = (
+        'MODE = "a"\n'
+        f'if MODE == "c":\n    def {name}():\n        return 3\n'
+        f'elif MODE == "a":\n    def {name}():\n        return 1\n'
+        f"else:\n    def {name}():\n        return 2\n"
+    )
+    before = Digest(set()).of(load(tmp_path / "m.py", old)[name])
+    assert Digest(set()).of(load(tmp_path / "m.py", new)[name]) != before
+
+
+def test_a_subclass_built_by_type_is_part_of_its_bases_state(tmp_path: Any) -> None:
+    digests = [
+        Digest({"pkgx"}).of(
+            load(
+                tmp_path / f"t{size}.py",
+                f"class Base:\n    pass\n\n\ntype('Sub', (Base,), {{'SIZE': {size}}})\n",
+            )["Base"]
+        )
+        for size in (1, 2)
+    ]
+    assert digests[0] != digests[1]

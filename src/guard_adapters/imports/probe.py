@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 from collections.abc import Collection, Sequence
@@ -141,18 +142,18 @@ class SubprocessImportProbe:
         width = max(2, os.cpu_count() or 1)
         for at in range(0, len(jobs), width):
             batch = jobs[at : at + width]
-            started = [
-                self._start(tmp, project, f"{name}-{i + at}", modules, roots, overlay)
-                for i, (project, name, overlay) in enumerate(batch)
-            ]
+            started: list[tuple[subprocess.Popen[bytes], Path]] = []
             try:
+                for i, (project, name, overlay) in enumerate(batch):
+                    started.append(
+                        self._start(tmp, project, f"{name}-{i + at}", modules, roots, overlay)
+                    )
                 for (project, name, _), (proc, out) in zip(batch, started, strict=True):
                     results[(project, name)] = self._finish(proc, out)
             finally:  # one that failed leaves no other running
                 for proc, _ in started:
                     if proc.poll() is None:
-                        proc.kill()
-                        proc.communicate()
+                        _kill(proc)
         return results
 
     def _modules(self, files: Sequence[str]) -> dict[str, str]:
@@ -207,6 +208,7 @@ class SubprocessImportProbe:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            start_new_session=True,  # what the import starts is stopped with it
         )
         return proc, result
 
@@ -214,14 +216,21 @@ class SubprocessImportProbe:
         try:
             _, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+            _kill(proc)
             raise RuntimeError(f"importing took over {self.timeout:.0f}s") from None
         if not result.is_file():  # pytest's own exit code says nothing of the probe's
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
             raise RuntimeError(f"pytest exited {proc.returncode} before collecting: {tail[0]}")
         loaded: Result = json.loads(result.read_text(encoding="utf-8"))
         return loaded
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.communicate()
 
 
 def _roots(modules: Any) -> list[str]:

@@ -20,6 +20,7 @@ import collections
 import contextvars
 import gc
 import hashlib
+import importlib.util
 import json
 import os
 import random
@@ -27,6 +28,7 @@ import re
 import signal
 import sys
 import types
+import unicodedata
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -246,8 +248,9 @@ class Digest:
         if cls.__module__ in self.repo_modules:
             subclasses: list[type] = type.__subclasses__(cls)
             parts += sorted(_name(sub) for sub in subclasses)
-            # one built by a function is bound by no name its members would be read through
-            parts += sorted(self.of(sub) for sub in subclasses if "<locals>" in sub.__qualname__)
+            # one bound by no name its members would be read through: built by a function,
+            # by ``type()``
+            parts += sorted(self.of(sub) for sub in subclasses if not _bound_by_name(sub))
         if abc_dump is not None and "_abc_impl" in vars(cls):
             registered = (ref() for ref in abc_dump(cls)[0])
             parts += sorted(_name(c) for c in registered if isinstance(c, type))
@@ -260,8 +263,8 @@ class Digest:
         yield f"{code.co_filename}:{qualname}"  # a wrapper's own, not what it copied (wraps)
         if self._generated(code.co_filename):  # dataclasses', namedtuple's: no file to read
             yield from self._code(code)
-        else:  # which of the file's definitions of that name (the branches of an ``if``)
-            yield self.sites.of(code, qualname)
+        elif self.sites.ambiguous(code, qualname):  # which of the same-named definitions
+            yield self.of(code)
         yield self.of(fn.__defaults__)
         yield self.of(fn.__kwdefaults__)
         yield self.of(fn.__closure__)
@@ -278,10 +281,14 @@ class Digest:
         return found
 
     def _code(self, code: types.CodeType) -> Iterator[str]:
+        """What the code does, without its positions (file, lines)."""
         yield getattr(code, "co_qualname", code.co_name)
         yield code.co_code.hex()
         yield from (self.of(c) for c in code.co_consts)
-        yield ",".join(code.co_names)
+        for names in (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars):
+            yield ",".join(names)
+        counts = (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount)
+        yield f"{code.co_flags} {counts}"
 
 
 _UNSET = object()
@@ -365,8 +372,9 @@ def _process_state(digest: Digest) -> dict[str, str]:
 
 
 class DefinitionSites:
-    """Which of a file's same-named definitions a function comes from, told apart by order
-    (not by line: an edit above moves every line): ``""`` for the only one of its name."""
+    """Whether a function's name alone does not tell which of its file's definitions it
+    comes from (the branches of an ``if``): then its code does, apart from positions (an
+    edit above moves every line)."""
 
     def __init__(self, sources: dict[str, bytes], root: str = "") -> None:
         self.sources = sources  # the text an import was served instead of the disk's
@@ -375,25 +383,23 @@ class DefinitionSites:
         self.texts: dict[str, bytes] = {}
         self.tables: dict[str, dict[str, list[types.CodeType]]] = {}
 
-    def of(self, code: types.CodeType, qualname: str) -> str:
+    def ambiguous(self, code: types.CodeType, qualname: str) -> bool:
         filename = code.co_filename
         twice = self._names_defined_twice(filename)
         if twice is None:
-            return f"line {code.co_firstlineno}"
+            return True
         if code.co_name not in twice:
-            return ""
+            return False
         table = self.tables.get(filename)
         if table is None:
             table = self.tables[filename] = _definitions(self.texts[filename], filename)
         codes = table.get(qualname.replace(".<locals>", ""), [])
-        # the one compiled from the same text compares equal (code, constants, positions)
-        found = next((i for i, c in enumerate(codes) if c == code), None)
-        if found is None:  # compiled otherwise, or named otherwise (3.10: a wrapper): its line
-            return f"line {code.co_firstlineno}"
-        return f"def {found}" if len(codes) > 1 else ""
+        # the one compiled from the same text compares equal (code, constants, positions);
+        # none does for code compiled otherwise or named otherwise (3.10: a wrapper)
+        return len(codes) > 1 or not any(c == code for c in codes)
 
     def _names_defined_twice(self, filename: str) -> set[str] | None:
-        """None where the text cannot be read (the line tells definitions apart, then)."""
+        """None where the text cannot be read."""
         if filename in self.twice:
             return self.twice[filename]
         real = os.path.realpath(filename)
@@ -401,15 +407,25 @@ class DefinitionSites:
         if real.startswith(self.root + os.sep):
             try:
                 served = self.sources.get(real)
-                text = self.texts[filename] = served if served is not None else _read(real)
-            except OSError:
+                data = self.texts[filename] = served if served is not None else _read(real)
+                text = importlib.util.decode_source(data)
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
                 found = None
-            else:
-                names = collections.Counter(re.findall(rb"\bdef\s+(\w+)", text))
-                found = {n.decode() for n, count in names.items() if count > 1}
-                found |= {"<lambda>"} if text.count(b"lambda") > 1 else set()
+            else:  # names as the compiler keeps them (NFKC)
+                defined = re.findall(r"\bdef\s+(\w+)", text)
+                names = collections.Counter(unicodedata.normalize("NFKC", n) for n in defined)
+                found = {n for n, count in names.items() if count > 1}
+                found |= {"<lambda>"} if text.count("lambda") > 1 else set()
         self.twice[filename] = found
         return found
+
+
+def _bound_by_name(cls: type) -> bool:
+    """Whether the class is what its module and qualified name lead to."""
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = _own(found, "__dict__", {}).get(part) if found is not None else None
+    return found is cls
 
 
 def _read(path: str) -> bytes:
