@@ -154,6 +154,55 @@ def test_one_probe_answers_each_edit_of_the_same_file_for_itself(repo: Path) -> 
     assert "pkg.conf.Box.SIZE" in second and "pkg.conf.LIMIT" not in second
 
 
+def counting_imports(probe: SubprocessImportProbe) -> list[str]:
+    """The names of the imports ``probe`` starts from now on (``new-0``, ``old-1``, ...)."""
+    started: list[str] = []
+    start = probe._start
+
+    def counted(tmp, project, name, *rest):  # type: ignore[no-untyped-def]
+        started.append(name.rpartition("-")[0])
+        return start(tmp, project, name, *rest)
+
+    probe._start = counted  # type: ignore[method-assign]
+    return started
+
+
+def modified(repo: Path, *paths: str) -> ChangeSet:
+    base = git(repo, "rev-parse", "HEAD").strip()
+    return ChangeSet(base, tuple(ChangedFile(p, FileKind.MODIFIED, FileRole.SOURCE) for p in paths))
+
+
+def test_a_check_of_other_files_reuses_the_import_of_the_base(repo: Path) -> None:
+    """Whichever files changed, the base's import reads every file as the base has it: a
+    later check starts only the working tree's import, and still tells its own change."""
+    probe = SubprocessImportProbe(repo, sys.executable)
+    started = counting_imports(probe)
+    edit(repo, "pkg/conf.py", "LIMIT = 3", "LIMIT = 4")
+    first = probe.compare(modified(repo, "pkg/conf.py"), MODULES).changed
+    assert first is not None and "pkg.conf.LIMIT" in first
+    assert started.count("old") == 1
+    edit(repo, "pkg/conf.py", "LIMIT = 4", "LIMIT = 3")
+    edit(repo, "pkg/registry.py", "COMMANDS = {}", "COMMANDS = {'x': None}")
+    second = probe.compare(modified(repo, "pkg/registry.py"), MODULES).changed
+    assert second is not None and "pkg.registry.COMMANDS" in second
+    assert "pkg.conf.LIMIT" not in second
+    assert started.count("old") == 1 and started.count("new") == 2
+
+
+def test_a_file_left_out_of_the_diff_gets_its_own_import_of_the_base(repo: Path) -> None:
+    """A module on disk that differs from what an earlier check's base import read (a diff
+    that missed it) is no longer the same base: imported anew, never reused."""
+    probe = SubprocessImportProbe(repo, sys.executable)
+    started = counting_imports(probe)
+    edit(repo, "pkg/conf.py", "LIMIT = 3", "LIMIT = 4")
+    assert probe.compare(modified(repo, "pkg/conf.py"), MODULES).changed
+    edit(repo, "pkg/conf.py", "LIMIT = 4", "LIMIT = 3")
+    edit(repo, "pkg/registry.py", "COMMANDS = {}", "COMMANDS = {'x': None}")
+    edit(repo, "pkg/cmds.py", "class Items:", "class Things:\n    pass\n\n\nclass Items:")
+    assert probe.compare(modified(repo, "pkg/cmds.py"), MODULES).changed is not None
+    assert started.count("old") == 2
+
+
 def test_a_seed_the_import_no_longer_sets_is_a_difference_not_noise(repo: Path) -> None:
     """Two imports of the same code draw alike (the probe seeds one state): the state a seed
     left out gives is no noise that would hide the change from the tests relying on it."""
