@@ -210,3 +210,36 @@ def test_a_seed_the_import_no_longer_sets_is_a_difference_not_noise(repo: Path) 
     git(repo, "commit", "-qam", "a seed at import")
     edit(repo, "pkg/cmds.py", "random.seed(7)\n", "")
     assert compare(repo, "pkg/cmds.py").changed is None
+
+
+STAMP = "import time\n\nos.environ['GUARD_PROBE_STAMP'] = str(time.perf_counter_ns())\n\n\n"
+
+
+def test_what_varies_between_two_imports_of_each_side_is_learnt_once_per_base(repo: Path) -> None:
+    """A start time written into a dependency's state differs from one import to the next:
+    not the change. Learnt from a second import of both sides, the base's kept for later
+    checks."""
+    edit(repo, "pkg/cmds.py", "class Items:", STAMP + "class Items:")
+    git(repo, "commit", "-qam", "a start time at import")
+    probe = SubprocessImportProbe(repo, sys.executable)
+    started = counting_imports(probe)
+    edit(repo, "pkg/conf.py", "LIMIT = 3", "LIMIT = 4")
+    first = probe.compare(modified(repo, "pkg/conf.py"), MODULES)
+    assert first.changed is not None and "pkg.conf.LIMIT" in first.changed, first.detail
+    edit(repo, "pkg/conf.py", "LIMIT = 4", "LIMIT = 3")
+    edit(repo, "pkg/conf.py", "SIZE = 1", "SIZE = 2")
+    second = probe.compare(modified(repo, "pkg/conf.py"), MODULES)
+    assert second.changed is not None and "pkg.conf.Box.SIZE" in second.changed
+    assert sorted(started) == sorted(["new", "old", "again", "old-again", "new", "again"])
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["added", "removed"])
+def test_a_varying_write_the_edit_adds_or_removes_is_a_difference(
+    repo: Path, committed: bool
+) -> None:
+    """What varies on one side only is what the edit did: no noise hides it."""
+    edit(repo, "pkg/cmds.py", "class Items:", STAMP + "class Items:")
+    if committed:
+        git(repo, "commit", "-qam", "a start time at import")
+        edit(repo, "pkg/cmds.py", STAMP, "")
+    assert compare(repo, "pkg/cmds.py").changed is None

@@ -30,6 +30,7 @@ log = get_logger("guard.imports")
 
 TIMEOUT_S = 60.0
 Result = dict[str, Any]
+Job = tuple[str, str, dict[str, str]]  # a project, the import's name, the files it is served
 OUTSIDE = "outside the repository"  # what the digest says of a module imported from elsewhere
 
 
@@ -50,6 +51,7 @@ class SubprocessImportProbe:
         self.timeout = timeout
         self._answers: dict[str, ImportState] = {}
         self._base_runs: dict[str, Result] = {}
+        self._base_noise: dict[str, set[str]] = {}  # what two imports of the base differ in
         self._noisy: set[str] = set()  # projects (and environments) whose imports differ
 
     def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
@@ -103,31 +105,46 @@ class SubprocessImportProbe:
         noise_keys = {p: json.dumps([p, environment]) for p in projects}
         with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
             run = functools.partial(self._run_all, Path(tmp), modules, roots)
-            # a second import of the same code tells what differs from one import to the next
-            # (a start time, a process id): started at once where the last check needed it
-            first = run(
-                [(p, "new", {}) for p in projects]
-                + [(p, "old", old_sources) for p in projects if base_keys[p] not in self._base_runs]
-                + [(p, "again", {}) for p in projects if noise_keys[p] in self._noisy]
-            )
+            # a second import of each side tells what differs from one import to the next (a
+            # start time, a process id); started at once where the last check needed them
+            jobs: list[Job] = [(p, "new", {}) for p in projects]
+            for p in projects:
+                if base_keys[p] not in self._base_runs:
+                    jobs.append((p, "old", old_sources))
+                if noise_keys[p] in self._noisy:
+                    jobs += self._agains(p, base_keys[p], old_sources)
+            first = run(jobs)
             for p in projects:
                 if (p, "old") in first:
                     self._base_runs[base_keys[p]] = first[(p, "old")]
             news = {p: first[(p, "new")] for p in projects}
             olds = {p: self._base_runs[base_keys[p]] for p in projects}
             late = [
-                p
+                j
                 for p in projects
                 if (p, "again") not in first and outside_differences(olds[p], news[p])
+                for j in self._agains(p, base_keys[p], old_sources)
             ]
-            agains = {**first, **run([(p, "again", {}) for p in late])}
-            noise = {
-                p: outside_differences(news[p], agains[(p, "again")])
-                for p in projects
-                if (p, "again") in agains
-            }
-        self._noisy |= {noise_keys[p] for p, found in noise.items() if found}
+            agains = {**first, **run(late)}
+        noise: dict[str, set[str]] = {}
+        for p in projects:
+            if (p, "old-again") in agains:
+                old_noise = outside_differences(olds[p], agains[(p, "old-again")])
+                self._base_noise[base_keys[p]] = old_noise
+            if (p, "again") in agains:
+                # a value that varies on both sides: what varies on one side only is the change
+                new_noise = outside_differences(news[p], agains[(p, "again")])
+                noise[p] = new_noise & self._base_noise[base_keys[p]]
+                if new_noise or self._base_noise[base_keys[p]]:
+                    self._noisy.add(noise_keys[p])
         return merge_states([compare_states(olds[p], news[p], noise.get(p, ())) for p in projects])
+
+    def _agains(self, project: str, base_key: str, old_sources: dict[str, str]) -> list[Job]:
+        """A second import of the working tree, and of the base unless one is kept."""
+        again: list[Job] = [(project, "again", {})]
+        if base_key not in self._base_noise:
+            again.append((project, "old-again", old_sources))
+        return again
 
     def _served_digest(self, base_bytes: dict[str, bytes], paths: Collection[str]) -> str:
         """The bytes the base's import is served: the base's for the changed files, the disk's
@@ -146,7 +163,7 @@ class SubprocessImportProbe:
         tmp: Path,
         modules: dict[str, str],
         roots: list[str],
-        jobs: list[tuple[str, str, dict[str, str]]],
+        jobs: list[Job],
     ) -> dict[tuple[str, str], Result]:
         """Each (project, name, overlay) import, as many at once as there are cores."""
         results: dict[tuple[str, str], Result] = {}
@@ -288,7 +305,7 @@ def merge_states(states: Sequence[ImportState]) -> ImportState:
 def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> ImportState:
     """The names whose state differs, or None with the reason when anything but the
     repository's own module globals differs, apart from ``noise``: what differs between two
-    imports of the same code (a start time, a thread id)."""
+    imports of the same code, on both sides (a start time, a thread id)."""
     if old["errors"] != new["errors"]:
         failing = sorted(set(old["errors"].items()) ^ set(new["errors"].items()))
         return ImportState(None, f"importing {failing[0][0]} fails now, or fails otherwise")
@@ -302,7 +319,10 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
         return ImportState(None, f"a {unreadable[0]} built at import cannot be read")
     if old["state"].keys() != new["state"].keys() or old["outside"] != new["outside"]:
         return ImportState(None, "the change imports other modules")
-    differ = sorted(outside_differences(old, new) - set(noise))
+    # noise is a value that varies, never a name one import sets and the other does not
+    differ = sorted(
+        d for d in outside_differences(old, new) if d not in noise or not _on_both(d, old, new)
+    )
     if differ:
         return ImportState(None, f"importing changes state outside the repository: {differ[0]}")
     changed = {
@@ -317,6 +337,11 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
         None if ran is None else frozenset(ran),
         {path: frozenset(lines) for path, lines in old.get("lines", {}).items()},
     )
+
+
+def _on_both(difference: str, old: Result, new: Result) -> bool:
+    kind, _, key = difference.partition(" ")
+    return key in old[kind] and key in new[kind]
 
 
 def _changed_names(module: str, before: dict[str, str], after: dict[str, str]) -> set[str]:
