@@ -1,0 +1,78 @@
+"""The import probe's cost per check on Flask 3.1.2: one edit after another, answered by a
+probe kept for the session (the base's import reused) beside a new probe per check (every
+import started again, as before the reuse), and a plain `pytest --collect-only` beside them.
+
+Run: python benchmarks/bench_import_probe.py [checks]
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _targets import git, sdist_repo, target_venv
+from evals.targets import python_of
+
+from guard_adapters.imports.probe import SubprocessImportProbe
+from guard_core.model import ChangedFile, ChangeSet, FileKind, FileRole
+
+SPEC = "flask==3.1.2"
+PACKAGE = "src/flask"
+
+
+def module_edits(repo: Path, count: int) -> list[str]:
+    """Files of the package, each edited in turn by a new module-level constant."""
+    files = sorted(str(p.relative_to(repo)) for p in (repo / PACKAGE).rglob("*.py"))
+    return [f for f in files if not f.endswith("__main__.py")][:count]
+
+
+def timed_checks(repo: Path, python: str, edits: list[str], reuse: bool) -> list[float]:
+    base = git(repo, "rev-parse", "HEAD").strip()
+    modules = module_edits(repo, 1000)
+    kept = SubprocessImportProbe(repo, python)
+    times = []
+    for path in edits:
+        file = repo / path
+        original = file.read_text(encoding="utf-8")
+        file.write_text(original + "\n_GUARD_BENCH_CONSTANT = 1\n", encoding="utf-8")
+        try:
+            probe = kept if reuse else SubprocessImportProbe(repo, python)
+            change = ChangeSet(base, (ChangedFile(path, FileKind.MODIFIED, FileRole.SOURCE),))
+            started = time.perf_counter()
+            state = probe.compare(change, modules)
+            times.append(time.perf_counter() - started)
+            if state.changed is None:
+                print(f"  {path}: not compared ({state.detail})")
+        finally:
+            file.write_text(original, encoding="utf-8")
+    return times
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    repo = sdist_repo(SPEC)
+    # 3.12 where pyenv has it: the probe watches what runs through sys.monitoring
+    python = str(target_venv(repo, ("pytest<9",), base=python_of(12)))
+    edits = module_edits(repo, count)
+    started = time.perf_counter()
+    subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+                   cwd=repo, check=True, capture_output=True)  # fmt: skip
+    collect = time.perf_counter() - started
+    fresh = timed_checks(repo, python, edits, reuse=False)
+    kept = timed_checks(repo, python, edits, reuse=True)
+    print(f"Flask 3.1.2 on {python}, {len(edits)} checks, each a new module constant in one file")
+    print(f"  plain pytest --collect-only: {collect:.2f}s")
+    for name, times in (("a new probe per check", fresh), ("one probe kept", kept)):
+        later = times[1:] or times
+        print(f"  {name:22} first {times[0]:.2f}s, later median {statistics.median(later):.2f}s")
+    ratio = statistics.median(kept[1:] or kept) / statistics.median(fresh[1:] or fresh)
+    print(f"  later checks, kept / new: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
