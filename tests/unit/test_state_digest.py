@@ -10,7 +10,9 @@ import random
 import threading
 from typing import Any
 
+import pluggy
 import pytest
+from _pytest.config import PytestPluginManager
 
 from guard_adapters.imports.state_digest import Digest
 
@@ -101,6 +103,52 @@ def test_a_c_object_that_shows_no_state_cannot_be_read_in_the_repositorys_state(
     assert not strict.unreadable  # a lock holds no data
     strict.of(Opaque())
     assert strict.unreadable
+
+
+def plugin_manager(kind: type, *plugins: object) -> Any:
+    manager = kind() if kind is PytestPluginManager else kind("app")
+    for plugin in plugins:
+        manager.register(plugin)  # an object without __name__: named by its address
+    return manager
+
+
+class Reporter:
+    def __init__(self, started: float) -> None:
+        self.started = started
+
+
+def external() -> Digest:
+    d = Digest(set())
+    d.strict = False  # as dependencies' globals are read
+    return d
+
+
+def test_pytests_own_session_in_dependencies_state_digests_by_what_an_import_changes() -> None:
+    """pytest's plug-in manager differs from one run to the next (addresses, start times):
+    digested alike. A plug-in more differs."""
+    same = [external().of(plugin_manager(PytestPluginManager, Reporter(t))) for t in (1.0, 2.0)]
+    assert same[0] == same[1]
+    more = plugin_manager(PytestPluginManager, Reporter(1.0), Node("x"))
+    assert external().of(more) != same[0]
+
+
+def test_a_plugin_manager_or_thread_of_the_repositorys_own_is_compared_whole() -> None:
+    """Only pytest's own session is summed up, and only in dependencies' state: a
+    repository's plug-in manager, a timer's interval, a thread's target still differ."""
+    mine = [plugin_manager(pluggy.PluginManager, Reporter(t)) for t in (1.0, 2.0)]
+    assert Digest(set()).of(mine[0]) != Digest(set()).of(mine[1])
+    d = external()
+    assert d.of(threading.Timer(60, print)) != d.of(threading.Timer(1, print))
+    one, other = (threading.Thread(target=print, name="w") for _ in range(2))
+    assert d.of(one) == d.of(other)
+    assert d.of(one) != d.of(threading.Thread(target=repr, name="w"))
+    table = {1: one}
+    assert d.global_of("threading", "_active", table) == d.global_of(
+        "threading", "_active", {2: other}
+    )  # keyed by idents
+    assert d.global_of("threading", "_active", table) != d.global_of(
+        "threading", "_active", {1: one, 2: other}
+    )
 
 
 def load(path: Any, text: str) -> dict[str, Any]:

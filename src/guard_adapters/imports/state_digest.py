@@ -25,10 +25,11 @@ import os
 import random
 import signal
 import sys
+import threading
 import types
 import weakref
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Collection, Iterator
+from typing import Any, cast
 
 from guard_adapters.imports.definition_sites import DefinitionSites
 
@@ -51,7 +52,29 @@ PURE_CACHES = {
     ("sys", "path_importer_cache"),
     ("sys", "argv"),
     ("sys", "orig_argv"),
+    ("logging", "_startTime"),  # a clock's reading: when ``logging`` was imported
 }
+# pytest's own session, reached from dependencies' globals (``MARK_GEN``, the assertion
+# rewriter on ``sys.meta_path``): by what an import can change in it, not by what differs from
+# one run to the next (addresses, times). Exact types, in dependencies' state only: a
+# repository's own copy is compared whole
+HARNESS = {
+    "_pytest.config.Config": ("pluginmanager", "option", "_inicache"),
+    "_pytest.main.Session": ("config", "testscollected", "testsfailed"),
+    "_pytest.config.PytestPluginManager": ("_name2plugin",),
+}
+# what a thread holds that differs from one run to the next (its ident, locks, stderr)
+THREAD_RUN = {
+    "_ident",
+    "_native_id",
+    "_tstate_lock",
+    "_started",
+    "_is_stopped",
+    "_handle",
+    "_stderr",
+    "_invoke_excepthook",
+}
+THREAD_TABLES = {("threading", "_active"), ("threading", "_limbo")}  # keyed by thread idents
 MODULE_DUNDERS = {
     "__builtins__",
     "__cached__",
@@ -185,14 +208,24 @@ class Digest:
         else:
             yield from self._object(obj, kind)
 
-    def _attrs(self, obj: object) -> Iterator[str]:
+    def _attrs(self, obj: object, skip: Collection[str] = ()) -> Iterator[str]:
         own = _own(obj, "__dict__")
         if isinstance(own, dict):
-            yield from sorted(f"{k}={self.of(v)}" for k, v in list(dict.items(own)))
+            items = [(k, v) for k, v in list(dict.items(own)) if k not in skip]
+            yield from sorted(f"{k}={self.of(v)}" for k, v in items)
 
     def _object(self, obj: object, kind: type) -> Iterator[str]:
+        harness = None if self.strict else HARNESS.get(_name(kind))
+        if harness is not None:
+            yield from self._harness(obj, kind, harness)
+            return
         yield self.of(kind)
-        yield from self._attrs(obj)
+        if issubclass(kind, threading.Thread):  # started or not, alive or not: no ident
+            yield from self._attrs(obj, skip=THREAD_RUN)
+            alive = threading.Thread.is_alive(cast(threading.Thread, obj))
+            yield f"started={_own(obj, '_started').is_set()} alive={alive}"
+        else:
+            yield from self._attrs(obj)
         slots = _slots(kind)
         for slot in slots:
             value = _own(obj, slot, _UNSET)
@@ -205,6 +238,28 @@ class Digest:
             yield from sorted(self.of(x) for x in list(obj))  # type: ignore[call-overload]
         if _own(obj, "__dict__") is None and not slots:
             yield self._opaque(obj, kind)
+
+    def _harness(self, obj: object, kind: type, attrs: tuple[str, ...]) -> Iterator[str]:
+        yield _name(kind)
+        for attr in attrs:
+            value = _own(obj, attr)
+            if attr == "_name2plugin":  # plug-ins by name (an address's by kind) and kind
+                yield from sorted(
+                    f"{'<address>' if name.isdigit() else name}="
+                    + (self.of(plugin) if isinstance(plugin, types.ModuleType) else _kind(plugin))
+                    for name, plugin in dict(value).items()
+                )
+            else:
+                yield f"{attr}={self.of(value)}"
+
+    def global_of(self, module: str, name: str, value: object) -> str:
+        """A dependency's global; a table of threads by its threads (its keys are idents), a
+        process id kept at import as such."""
+        if (module, name) in THREAD_TABLES and isinstance(value, dict):
+            return _hash(sorted(self.of(thread) for thread in list(value.values())))
+        if type(value) is int and value == os.getpid():
+            return "this process's id"
+        return self.of(value)
 
     def _opaque(self, obj: object, kind: type) -> str:
         """An object that keeps its state in C: its buffer (an array), else its repr; none
@@ -335,6 +390,10 @@ def _name(kind: type) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def _kind(obj: object) -> str:
+    return _name(type(obj))
+
+
 def _module_state(digest: Digest, module: types.ModuleType) -> dict[str, str]:
     """A digest per global name; a repository class also one per member (``C.attr``) and one
     of its frame (``C.<frame>``), so that a changed member is told apart from the class."""
@@ -396,7 +455,7 @@ def digest_state(root: str, sources: dict[str, bytes] | None = None) -> dict[str
     state = {name: _module_state(digest, m) for name, m in inside.items()}
     digest.strict = False  # a dependency's C objects: compared as far as they show
     external = {
-        f"{name}:{k}": digest.of(v)
+        f"{name}:{k}": digest.global_of(name, k, v)
         for name, module in outside.items()
         for k, v in list(vars(module).items())
         if k not in MODULE_DUNDERS and (name, k) not in PURE_CACHES
