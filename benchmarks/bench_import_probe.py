@@ -1,6 +1,7 @@
 """The import probe's cost per check on Flask 3.1.2: one edit after another, answered by a
-probe kept for the session (the base's import reused) beside a new probe per check (every
-import started again, as before the reuse), and a plain `pytest --collect-only` beside them.
+probe kept for the session (the base's import reused), by a new probe per check that reads
+the base's import kept on disk (a ``guard check`` process each), and by a new probe per check
+with nothing kept (every import started again), a plain `pytest --collect-only` beside them.
 
 Run: python benchmarks/bench_import_probe.py [checks]
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,9 +33,13 @@ def module_edits(repo: Path, count: int) -> list[str]:
     return [f for f in files if not f.endswith("__main__.py")][:count]
 
 
-def timed_checks(repo: Path, python: str, edits: list[str], reuse: bool) -> list[float]:
+MODES = ("nothing kept", "kept on disk", "one probe kept")
+
+
+def timed_checks(repo: Path, python: str, edits: list[str], mode: str) -> list[float]:
     base = git(repo, "rev-parse", "HEAD").strip()
     modules = module_edits(repo, 1000)
+    folder = Path(tempfile.mkdtemp(prefix="guard-bench-kept-")) if mode == "kept on disk" else None
     kept = SubprocessImportProbe(repo, python)
     times = []
     for path in edits:
@@ -41,7 +47,8 @@ def timed_checks(repo: Path, python: str, edits: list[str], reuse: bool) -> list
         original = file.read_text(encoding="utf-8")
         file.write_text(original + "\n_GUARD_BENCH_CONSTANT = 1\n", encoding="utf-8")
         try:
-            probe = kept if reuse else SubprocessImportProbe(repo, python)
+            alone = mode != "one probe kept"
+            probe = SubprocessImportProbe(repo, python, kept=folder) if alone else kept
             change = ChangeSet(base, (ChangedFile(path, FileKind.MODIFIED, FileRole.SOURCE),))
             started = time.perf_counter()
             state = probe.compare(change, modules)
@@ -63,15 +70,13 @@ def main() -> None:
     subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
                    cwd=repo, check=True, capture_output=True)  # fmt: skip
     collect = time.perf_counter() - started
-    fresh = timed_checks(repo, python, edits, reuse=False)
-    kept = timed_checks(repo, python, edits, reuse=True)
+    timed = {mode: timed_checks(repo, python, edits, mode) for mode in MODES}
     print(f"Flask 3.1.2 on {python}, {len(edits)} checks, each a new module constant in one file")
     print(f"  plain pytest --collect-only: {collect:.2f}s")
-    for name, times in (("a new probe per check", fresh), ("one probe kept", kept)):
-        later = times[1:] or times
-        print(f"  {name:22} first {times[0]:.2f}s, later median {statistics.median(later):.2f}s")
-    ratio = statistics.median(kept[1:] or kept) / statistics.median(fresh[1:] or fresh)
-    print(f"  later checks, kept / new: {ratio:.2f}x")
+    later = {mode: statistics.median(times[1:] or times) for mode, times in timed.items()}
+    for mode, times in timed.items():
+        ratio = later[mode] / later["nothing kept"]
+        print(f"  {mode:15} first {times[0]:.2f}s, later median {later[mode]:.2f}s ({ratio:.2f}x)")
 
 
 if __name__ == "__main__":

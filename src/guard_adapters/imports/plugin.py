@@ -11,7 +11,8 @@ from guard_core.plugins import AdapterRegistry, hookimpl
 def _probe(settings: Settings) -> Any:
     from guard_adapters.imports.probe import SubprocessImportProbe
 
-    return SubprocessImportProbe(settings.repo, settings.python, settings.pytest_args)
+    kept = settings.guard_dir / "imports"  # the base's imports, for later checks
+    return SubprocessImportProbe(settings.repo, settings.python, settings.pytest_args, kept=kept)
 
 
 @hookimpl

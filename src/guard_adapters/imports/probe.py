@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from guard_adapters.git.diff import read_at
+from guard_adapters.imports.kept import KeptImports
 from guard_adapters.pytest.import_labels import labelled_on_import
 from guard_adapters.pytest.projects import subprojects
 from guard_adapters.pytest.runner import plugins_path
@@ -36,7 +37,8 @@ OUTSIDE = "outside the repository"  # what the digest says of a module imported 
 
 class SubprocessImportProbe:
     """An :class:`~guard_core.ports.ImportProbe` that imports in child processes of
-    ``python``; answers are kept per working-tree state for the life of the object."""
+    ``python``; answers are kept per working-tree state for the life of the object, the
+    base's imports in ``kept`` too (a folder) for later processes."""
 
     def __init__(
         self,
@@ -44,14 +46,14 @@ class SubprocessImportProbe:
         python: str | None,
         pytest_args: Sequence[str] = (),
         timeout: float = TIMEOUT_S,
+        kept: Path | None = None,
     ) -> None:
         self.repo = repo
         self.python = python
         self.pytest_args = tuple(pytest_args)
         self.timeout = timeout
         self._answers: dict[str, ImportState] = {}
-        self._base_runs: dict[str, Result] = {}
-        self._base_noise: dict[str, set[str]] = {}  # what two imports of the base differ in
+        self._kept = KeptImports(kept)
         self._noisy: set[str] = set()  # projects (and environments) whose imports differ
 
     def compare(self, change: ChangeSet, files: Sequence[str]) -> ImportState:
@@ -61,7 +63,10 @@ class SubprocessImportProbe:
         try:
             key = self._key(change, files)
             if key not in self._answers:
-                self._answers[key] = self._compare(change, files)
+                answer = self._compare(change, files)
+                if self._key(change, files) != key:  # the import read what is no longer there
+                    return ImportState(None, "the changed files were saved while imported")
+                self._answers[key] = answer
             return self._answers[key]
         except Exception as exc:  # the importers stay selected, never fewer
             log.warning("import_probe_failed", error=repr(exc))
@@ -78,7 +83,7 @@ class SubprocessImportProbe:
         return None
 
     def _key(self, change: ChangeSet, files: Sequence[str]) -> str:
-        h = hashlib.sha256(change.base.encode())
+        h = hashlib.sha256(json.dumps([change.base, sorted(os.environ.items())]).encode())
         for f in sorted(change.files, key=lambda f: f.path):
             h.update(f.path.encode() + b"\0" + (self.repo / f.path).read_bytes() + b"\0")
         h.update("\0".join(sorted(files)).encode())
@@ -95,13 +100,15 @@ class SubprocessImportProbe:
         }
         roots = _roots(modules.items())
         projects = ("", *subprojects(self.repo))  # each with its folder and configuration
-        environment = sorted(os.environ.items())
+        environment = [sorted(os.environ.items()), self._installed]
         # the base's import is the same whichever files changed: it reads every file as the
         # base has it (the diff holds every other change), so a check reuses an earlier one's
         served = self._served_digest(base_bytes, modules.values())
         base_keys = {
-            p: json.dumps([p, change.base, modules, environment, served]) for p in projects
+            p: json.dumps([str(self.repo / p), change.base, modules, environment, served])
+            for p in projects
         }
+        kept = {p: self._kept.run(base_keys[p]) for p in projects}
         noise_keys = {p: json.dumps([p, environment]) for p in projects}
         with tempfile.TemporaryDirectory(prefix="guard-imports-") as tmp:
             run = functools.partial(self._run_all, Path(tmp), modules, roots)
@@ -109,42 +116,64 @@ class SubprocessImportProbe:
             # start time, a process id); started at once where the last check needed them
             jobs: list[Job] = [(p, "new", {}) for p in projects]
             for p in projects:
-                if base_keys[p] not in self._base_runs:
+                if kept[p] is None:
                     jobs.append((p, "old", old_sources))
                 if noise_keys[p] in self._noisy:
-                    jobs += self._agains(p, base_keys[p], old_sources)
+                    jobs += self._agains(p, base_keys[p], old_sources, kept[p] is None)
             first = run(jobs)
-            for p in projects:
-                if (p, "old") in first:
-                    self._base_runs[base_keys[p]] = first[(p, "old")]
             news = {p: first[(p, "new")] for p in projects}
-            olds = {p: self._base_runs[base_keys[p]] for p in projects}
+            olds = {p: first.get((p, "old")) or kept[p] or {} for p in projects}
             late = [
                 j
                 for p in projects
                 if (p, "again") not in first and outside_differences(olds[p], news[p])
-                for j in self._agains(p, base_keys[p], old_sources)
+                for j in self._agains(p, base_keys[p], old_sources, (p, "old") in first)
             ]
             agains = {**first, **run(late)}
+            olds = {p: agains.get((p, "old")) or olds[p] for p in projects}
+        if self._served_digest(base_bytes, modules.values()) != served:
+            # a module saved while imported: what the base's import read is not the base
+            return ImportState(None, "a module was saved while the base was imported")
         noise: dict[str, set[str]] = {}
         for p in projects:
+            base_noise = self._kept.noise(base_keys[p])
             if (p, "old-again") in agains:
-                old_noise = outside_differences(olds[p], agains[(p, "old-again")])
-                self._base_noise[base_keys[p]] = old_noise
+                base_noise = outside_differences(olds[p], agains[(p, "old-again")])
+            if (p, "old") in agains:
+                self._kept.keep(base_keys[p], olds[p], base_noise)
             if (p, "again") in agains:
                 # a value that varies on both sides: what varies on one side only is the change
                 new_noise = outside_differences(news[p], agains[(p, "again")])
-                noise[p] = new_noise & self._base_noise[base_keys[p]]
-                if new_noise or self._base_noise[base_keys[p]]:
+                noise[p] = new_noise & (base_noise or set())
+                if new_noise or base_noise:
                     self._noisy.add(noise_keys[p])
         return merge_states([compare_states(olds[p], news[p], noise.get(p, ())) for p in projects])
 
-    def _agains(self, project: str, base_key: str, old_sources: dict[str, str]) -> list[Job]:
-        """A second import of the working tree, and of the base unless one is kept."""
+    def _agains(
+        self, project: str, base_key: str, old_sources: dict[str, str], old_now: bool
+    ) -> list[Job]:
+        """A second import of the working tree; and unless what varies in the base's is kept,
+        two of the base in this check (``old_now``: one is already): what differs between
+        imports apart in time (a package installed between) is no noise."""
         again: list[Job] = [(project, "again", {})]
-        if base_key not in self._base_noise:
+        if self._kept.noise(base_key) is None:
             again.append((project, "old-again", old_sources))
+            if not old_now:
+                again.append((project, "old", old_sources))
         return again
+
+    @functools.cached_property
+    def _installed(self) -> list[Any]:
+        """The interpreter, the times of the folders on its path (installing or removing a
+        package changes one) and the probe's own code: a base's import kept on disk is one of
+        this environment, digested alike."""
+        out = subprocess.run(
+            [str(self.python), "-c", "import json, sys; print(json.dumps(sys.path))"],
+            cwd=self.repo, capture_output=True, text=True, timeout=self.timeout, check=True,
+        )  # fmt: skip
+        folders = [p for p in json.loads(out.stdout) if p and os.path.isdir(p)]
+        times = [(p, os.stat(p).st_mtime_ns) for p in folders]
+        return [str(self.python), self.pytest_args, times, _probe_code()]
 
     def _served_digest(self, base_bytes: dict[str, bytes], paths: Collection[str]) -> str:
         """The bytes the base's import is served: the base's for the changed files, the disk's
@@ -251,6 +280,14 @@ class SubprocessImportProbe:
             raise RuntimeError(f"pytest exited {proc.returncode} before collecting: {tail[0]}")
         loaded: Result = json.loads(result.read_text(encoding="utf-8"))
         return loaded
+
+
+@functools.cache
+def _probe_code() -> str:
+    h = hashlib.sha256()
+    for file in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(file.read_bytes())
+    return h.hexdigest()
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
