@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import collections
 import contextvars
+import os
 import random
 import threading
 from typing import Any
@@ -247,3 +248,17 @@ def test_a_subclass_built_by_type_is_part_of_its_bases_state(tmp_path: Any) -> N
         for size in (1, 2)
     ]
     assert digests[0] != digests[1]
+
+
+def test_what_a_dependency_draws_or_reads_per_process_digests_alike_and_nothing_else() -> None:
+    """multiprocessing's authentication key is random per process, a ``pid`` global is the
+    process's id: alike in any import. A constant that happens to equal the id is a value."""
+    from multiprocessing.process import AuthenticationString
+
+    d = external()
+    keys = [AuthenticationString(os.urandom(32)) for _ in "ab"]
+    assert d.of(keys[0]) == d.of(keys[1])
+    assert d.global_of("execnet.gateway_base", "pid", os.getpid()) == "this process's id"
+    constant = d.global_of("sqlite3", "SQLITE_IOERR_SHMSIZE", os.getpid())
+    assert constant == Digest(set()).of(os.getpid())
+    assert Digest(set()).of(keys[0]) != Digest(set()).of(keys[1])  # the repository's: whole
