@@ -14,7 +14,7 @@ from evals.runner import evaluate
 
 from evals import report
 
-EDITS = ("negate-condition-1", "harmless-1", "test-file-1", "new-helper-1")
+EDITS = ("negate-condition-1", "harmless-1", "test-file-1")  # one per asserted outcome
 
 pytestmark = pytest.mark.integration
 

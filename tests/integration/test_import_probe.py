@@ -4,6 +4,7 @@ imported by this interpreter as the base commit had them and as the working tree
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,15 +41,38 @@ WAITING_THREAD = "threading.Thread(target=threading.Event().wait, daemon=True).s
 MODULES = ["pkg/__init__.py", "pkg/conf.py", "pkg/registry.py", "pkg/cmds.py"]
 
 
+PROBES: dict[Path, SubprocessImportProbe] = {}  # the shared repository's
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SubprocessImportProbe]:
+    """One repository and one probe for the module: the probe keeps the base's import, so a
+    test's check starts the working tree's import only (tests that count imports start their
+    own probe)."""
+    repo = make_repo(tmp_path_factory.mktemp("probe") / "r", FILES)
+    PROBES[repo] = SubprocessImportProbe(repo, sys.executable)
+    return repo, PROBES[repo]
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "r", FILES)
+def repo(shared: tuple[Path, SubprocessImportProbe]) -> Iterator[Path]:
+    """The shared repository, put back as first committed after the test."""
+    repo = shared[0]
+    initial = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    yield repo
+    git(repo, "reset", "-q", "--hard", initial)
+    git(repo, "clean", "-qfdx")
 
 
-def compare(repo: Path, *paths: str, kind: FileKind = FileKind.MODIFIED):  # type: ignore[no-untyped-def]
+def compare(  # type: ignore[no-untyped-def]
+    repo: Path, *paths: str, kind: FileKind = FileKind.MODIFIED, alone: bool = False
+):
+    """The shared probe's answer for the working tree (``alone``: a probe of its own, one
+    that has learnt nothing from earlier tests)."""
     base = git(repo, "rev-parse", "HEAD").strip()
     files = tuple(ChangedFile(p, kind, FileRole.SOURCE) for p in paths)
-    return SubprocessImportProbe(repo, sys.executable).compare(ChangeSet(base, files), MODULES)
+    probe = SubprocessImportProbe(repo, sys.executable) if alone else PROBES[repo]
+    return probe.compare(ChangeSet(base, files), MODULES)
 
 
 def edit(repo: Path, path: str, old: str, new: str) -> None:
@@ -281,7 +305,7 @@ def test_a_varying_write_the_edit_adds_or_removes_is_a_difference(
     if committed:
         git(repo, "commit", "-qam", "a start time at import")
         edit(repo, "pkg/cmds.py", STAMP, "")
-    assert compare(repo, "pkg/cmds.py").changed is None
+    assert compare(repo, "pkg/cmds.py", alone=True).changed is None  # teaching no shared noise
 
 
 def test_a_later_process_reuses_the_base_import_kept_on_disk_in_one_environment(
