@@ -8,6 +8,7 @@ import collections
 import contextvars
 import os
 import random
+import sys
 import threading
 from typing import Any
 
@@ -262,3 +263,22 @@ def test_what_a_dependency_draws_or_reads_per_process_digests_alike_and_nothing_
     constant = d.global_of("sqlite3", "SQLITE_IOERR_SHMSIZE", os.getpid())
     assert constant == Digest(set()).of(os.getpid())
     assert Digest(set()).of(keys[0]) != Digest(set()).of(keys[1])  # the repository's: whole
+
+
+def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_caches(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """coverage.py keeps copies of ``os`` and ``sys`` (``isolate_module``) that share the
+    import system's tables: ``sys.path_importer_cache`` lists directories as they are when
+    looked at, no state of either; what else the copy holds still is, and a copy in the
+    repository's own state is compared whole."""
+    from coverage.misc import isolate_module
+
+    copy = isolate_module(sys)
+    before, whole = external().of(copy), Digest(set()).of(copy)
+    monkeypatch.setitem(sys.path_importer_cache, str(tmp_path), None)
+    assert external().of(copy) == before
+    assert Digest(set()).of(copy) != whole
+    monkeypatch.setattr(sys, "dont_write_bytecode", not sys.dont_write_bytecode)
+    monkeypatch.setattr(copy, "dont_write_bytecode", sys.dont_write_bytecode)
+    assert external().of(copy) != before
