@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import statistics
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -128,7 +129,22 @@ def _figure_problems(raw: dict[str, Any]) -> list[str]:
             problems.append(f"{name}: silent escapes differ from the rows'")
         if len(killable) != summary["killable"] or abs(run_all - summary["fallback_rate"]) > 1e-9:
             problems.append(f"{name}: killable edits or fallback rate differ from the rows'")
+        problems += _latency_problems(name, summary, mine)
     return problems
+
+
+def _latency_problems(name: str, summary: dict[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """A strategy's decision latencies are those of its rows (reports from before rows kept
+    their latency have nothing to check)."""
+    if not rows or any("latency" not in r for r in rows):
+        return []
+    mine = [r["latency"][name] for r in rows if name in r["latency"]]
+    p50, top = summary["latency_p50"], summary["latency_max"]
+    if not mine:
+        return [] if p50 is None else [f"{name}: latency {p50} but none in its rows"]
+    if p50 is None or abs(statistics.median(mine) - p50) > 1e-3 or abs(max(mine) - top) > 1e-3:
+        return [f"{name}: latency p50 / max differ from the rows'"]
+    return []
 
 
 def _table_problems(raw: dict[str, Any]) -> list[str]:

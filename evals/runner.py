@@ -237,6 +237,9 @@ def _row(
         "sizes": {k: None if p.tests is None else len(p.tests) for k, p in picks.items()},
         "savings": {k: round(time_saved(p.tests, baseline.seconds), 4) for k, p in picks.items()},
         "missed": {k: sorted(o.escaped()) for k, o in judged.items() if o.escaped()},
+        # seconds to decide, and to decide and run where that was measured: the cost per edit
+        "latency": {k: round(p.latency, 4) for k, p in picks.items() if p.latency is not None},
+        "wall": {k: round(o.wall, 3) for k, o in judged.items() if o.wall_measured},
     }
 
 

@@ -55,7 +55,7 @@ def measured(repo: Path, **changes: object) -> TargetResult:
     rows = [
         {"edit": e, "kind": "kind", "split": "dev", "failing": len(failing[e]),
          "sizes": {"guard": len(picks[e])}, "savings": {"guard": 0.75 if picks[e] else 1.0},
-         "missed": {}}
+         "missed": {}, "latency": {"guard": 0.01}, "wall": {"guard": 1.0}}
         for e in picks
     ]  # fmt: skip
     result = TargetResult(
@@ -141,6 +141,20 @@ def test_the_second_truth_run_is_serial_and_in_file_order() -> None:
         "-q", "-x", "-p", "no:randomly", "-p", "no:xdist",
     )  # fmt: skip
     assert serial(("-n2",))[:1] == ("-p",)
+
+
+def test_latencies_are_those_of_the_rows_when_rows_keep_them(
+    guard_repo: Path, tmp_path: Path
+) -> None:
+    path = written(guard_repo, tmp_path, measured(guard_repo))
+    raw = json.loads(path.read_text())
+    raw["rows"][0]["latency"]["guard"] = 2.5  # the slowest check left out of the headline
+    path.write_text(json.dumps(raw))
+    assert any("latency p50 / max" in p for p in verify(path, guard_repo).problems)
+    for row in raw["rows"]:  # a report from before rows kept their latency
+        del row["latency"]
+    path.write_text(json.dumps(raw))
+    assert not any("latency" in p for p in verify(path, guard_repo).problems)
 
 
 def test_tables_and_headlines_other_than_savings_are_checked(
