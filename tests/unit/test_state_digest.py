@@ -270,8 +270,8 @@ def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_caches(
 ) -> None:
     """coverage.py keeps copies of ``os`` and ``sys`` (``isolate_module``) that share the
     import system's tables: ``sys.path_importer_cache`` lists directories as they are when
-    looked at, no state of either; what else the copy holds still is, and a copy in the
-    repository's own state is compared whole."""
+    looked at, no state of either; what else the copy holds still is (a table of its own under
+    a cache's name too), and a copy in the repository's own state is compared whole."""
     from coverage.misc import isolate_module
 
     copy = isolate_module(sys)
@@ -282,3 +282,10 @@ def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_caches(
     monkeypatch.setattr(sys, "dont_write_bytecode", not sys.dont_write_bytecode)
     monkeypatch.setattr(copy, "dont_write_bytecode", sys.dont_write_bytecode)
     assert external().of(copy) != before
+    # a table of the copy's own under a cache's name (a namespace that only shares the name)
+    tables = [{**sys.path_importer_cache, name: None} for name in ("a", "b")]
+    own = []
+    for table in tables:
+        monkeypatch.setattr(copy, "path_importer_cache", table)
+        own.append(external().of(copy))
+    assert own[0] != own[1]

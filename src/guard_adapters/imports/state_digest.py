@@ -164,11 +164,7 @@ class Digest:
         elif issubclass(kind, types.ModuleType):
             yield obj.__name__
             if sys.modules.get(obj.__name__) is not obj:  # a namespace built, not imported
-                # a dependency's copy of a loaded module (coverage.py isolates ``os`` and
-                # ``sys``) shares its tables: the caches left out of the original are no
-                # state in the copy either (directory listings that change as files come)
-                skip = () if self.strict else {k for m, k in PURE_CACHES if m == obj.__name__}
-                yield from self._attrs(obj, skip=skip)
+                yield from self._attrs(obj, skip=self._shared_caches(obj))
         elif issubclass(kind, (tuple, list)):
             sequence: Any = tuple if issubclass(kind, tuple) else list
             yield from (self.of(x) for x in sequence.__iter__(obj))
@@ -215,6 +211,21 @@ class Digest:
             yield self.of(weakref.ref.__call__(obj))
         else:
             yield from self._object(obj, kind)
+
+    def _shared_caches(self, copy: types.ModuleType) -> set[str]:
+        """A dependency's copy of a loaded module (coverage.py isolates ``os`` and ``sys``)
+        shares the original's tables: a cache left out of the original is no state in the copy
+        either while it is the very same object (``sys.path_importer_cache`` lists folders as
+        they are when looked at)."""
+        original = sys.modules.get(copy.__name__)
+        if self.strict or original is None:
+            return set()
+        own, theirs = vars(copy), vars(original)
+        return {
+            k
+            for m, k in PURE_CACHES
+            if m == copy.__name__ and k in own and k in theirs and own[k] is theirs[k]
+        }
 
     def _attrs(self, obj: object, skip: Collection[str] = ()) -> Iterator[str]:
         own = _own(obj, "__dict__")
