@@ -129,10 +129,11 @@ def test_a_docstring_copied_by_a_registering_decorator_changes_the_table(repo: P
         ("import os\n", "import os\nimport wave\n"),
         ("import os\n", "import os\n\nimport pytest\n\npytest.register_assert_rewrite('pkg')\n"),
         ("import os\n", f"import os\nimport threading\n\n{WAITING_THREAD}\n"),
+        ("import os\n", "import os\n\n__import__('socket').setdefaulttimeout(7)\n"),
     ],
     ids=[
         "import-fails", "environ", "stdlib-table", "atexit", "abc-register", "new-import",
-        "assert-rewrite", "thread",
+        "assert-rewrite", "thread", "socket-timeout",
     ],
 )
 def test_what_an_import_does_outside_the_repository_is_not_compared(

@@ -289,3 +289,57 @@ def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_caches(
         monkeypatch.setattr(copy, "path_importer_cache", table)
         own.append(external().of(copy))
     assert own[0] != own[1]
+
+
+def test_what_a_c_base_keeps_besides_the_instance_dict_is_state() -> None:
+    """An SSL context's settings, a socket's timeout and an in-memory file's content are kept
+    in C, not in the instance's ``__dict__``: each difference is one, and alike objects digest
+    alike."""
+    import io
+    import socket
+    import ssl
+
+    def context(version: ssl.TLSVersion) -> ssl.SSLContext:
+        ctx = ssl.create_default_context()
+        ctx.minimum_version = version
+        return ctx
+
+    def of(obj: object) -> str:
+        return Digest(set()).of(obj)
+
+    tls12, tls13 = ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3
+    assert of(context(tls12)) == of(context(tls12))
+    assert of(context(tls12)) != of(context(tls13))
+    with socket.socket() as plain, socket.socket() as alike, socket.socket() as timed:
+        timed.settimeout(0.5)
+        assert of(plain) == of(alike)
+        assert of(plain) != of(timed)
+    assert of(io.StringIO("a")) == of(io.StringIO("a"))
+    assert of(io.StringIO("a")) != of(io.StringIO("zzz"))
+
+
+def test_process_settings_an_import_can_change_are_state() -> None:
+    """The socket module's default timeout, the umask and the int-to-str digit limit live in
+    the process, in no module's globals."""
+    import socket
+
+    from guard_adapters.imports.state_digest import _process_state
+
+    before = _process_state(Digest(set()))
+    socket.setdefaulttimeout(7.0)
+    umask = os.umask(0o077)
+    try:
+        changed = _process_state(Digest(set()))
+    finally:
+        socket.setdefaulttimeout(None)
+        os.umask(umask)
+    assert changed["socket timeout"] != before["socket timeout"]
+    assert changed["umask"] != before["umask"]
+    assert _process_state(Digest(set())) == before
+    if hasattr(sys, "set_int_max_str_digits"):
+        digits = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(digits + 1000)
+        try:
+            assert _process_state(Digest(set()))["int digits"] != before["int digits"]
+        finally:
+            sys.set_int_max_str_digits(digits)

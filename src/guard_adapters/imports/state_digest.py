@@ -20,6 +20,7 @@ import collections
 import contextvars
 import gc
 import hashlib
+import io
 import json
 import os
 import random
@@ -28,7 +29,7 @@ import sys
 import threading
 import types
 import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, cast
 
 from guard_adapters.imports.definition_sites import DefinitionSites
@@ -255,8 +256,27 @@ class Digest:
                 yield f"{attr}={self.of(value)}"
         if issubclass(kind, (weakref.WeakSet, weakref.WeakValueDictionary)):
             yield from sorted(self.of(x) for x in list(obj))  # type: ignore[call-overload]
+        yield from self._c_fields(obj, kind)
         if _own(obj, "__dict__") is None and not slots:
             yield self._opaque(obj, kind)
+
+    def _c_fields(self, obj: object, kind: type) -> Iterator[str]:
+        """What a base written in C keeps besides ``__dict__`` (an SSL context's settings, a
+        socket's timeout): its fields that read as plain values (not one computed anew at
+        each read, as ``Decimal.imag``); an in-memory file's content."""
+        for field, descriptor in _fields_in_c(kind):
+            try:
+                value = descriptor.__get__(obj, kind)
+            except Exception as exc:  # a closed file's: the same on both sides of one state
+                yield f"{field} raised {_kind(exc)}"
+            else:
+                if isinstance(value, ATOMS):
+                    yield f"{field}={self.of(value)}"
+        if isinstance(obj, (io.StringIO, io.BytesIO)):
+            try:
+                yield self.of(obj.getvalue())
+            except ValueError:
+                yield "closed"
 
     def _harness(self, obj: object, kind: type, attrs: tuple[str, ...]) -> Iterator[str]:
         yield _name(kind)
@@ -390,6 +410,26 @@ def _hash(parts: list[str]) -> str:
     return h.hexdigest()
 
 
+_C_FIELDS: dict[type, list[tuple[str, Any]]] = {}
+
+
+def _fields_in_c(kind: type) -> list[tuple[str, Any]]:
+    """The fields that bases of ``kind`` written in C define (their data descriptors, but
+    ``object``'s; a class statement's ``__slots__`` are read as slots)."""
+    found = _C_FIELDS.get(kind)
+    if found is None:
+        found = [
+            (f"{base.__name__}.{name}", member)
+            for base in kind.__mro__
+            if base is not object and "__slots__" not in vars(base)
+            for name, member in sorted(vars(base).items())
+            if not name.startswith("__")
+            and isinstance(member, (types.GetSetDescriptorType, types.MemberDescriptorType))
+        ]
+        _C_FIELDS[kind] = found
+    return found
+
+
 def _slots(kind: type) -> list[str]:
     out: list[str] = []
     for klass in kind.__mro__:
@@ -436,8 +476,17 @@ def _process_state(digest: Digest) -> dict[str, str]:
         except (ValueError, OSError):
             continue
     decimal = sys.modules.get("decimal")
+    socket, locale = sys.modules.get("socket"), sys.modules.get("locale")
+    faulthandler = sys.modules.get("faulthandler")
+    umask = os.umask(0o022)
+    os.umask(umask)
     return {
         "decimal": repr(decimal.getcontext()) if decimal is not None else "",
+        "socket timeout": _read(lambda: socket and socket.getdefaulttimeout()),
+        "locale": _read(lambda: locale and locale.setlocale(locale.LC_ALL)),
+        "umask": oct(umask),
+        "int digits": _read(getattr(sys, "get_int_max_str_digits", lambda: None)),
+        "faulthandler": _read(lambda: faulthandler and faulthandler.is_enabled()),
         "atexit": str(atexit._ncallbacks()),
         "signals": json.dumps(handlers, sort_keys=True),
         "recursionlimit": str(sys.getrecursionlimit()),
@@ -446,6 +495,14 @@ def _process_state(digest: Digest) -> dict[str, str]:
         "cwd": os.getcwd(),
         "threads": str(len(__import__("threading").enumerate())),
     }
+
+
+def _read(query: Callable[[], object]) -> str:
+    """A process setting as its getter returns it (a module not loaded: ``None``)."""
+    try:
+        return repr(query())
+    except Exception as exc:
+        return f"raised {_kind(exc)}"
 
 
 def _bound_by_name(cls: type) -> bool:
