@@ -323,23 +323,23 @@ def test_process_settings_an_import_can_change_are_state() -> None:
     the process, in no module's globals."""
     import socket
 
-    from guard_adapters.imports.state_digest import _process_state
+    from guard_adapters.imports.loaded_state import process_state
 
-    before = _process_state(Digest(set()))
+    before = process_state(Digest(set()))
     socket.setdefaulttimeout(7.0)
     umask = os.umask(0o077)
     try:
-        changed = _process_state(Digest(set()))
+        changed = process_state(Digest(set()))
     finally:
         socket.setdefaulttimeout(None)
         os.umask(umask)
     assert changed["socket timeout"] != before["socket timeout"]
     assert changed["umask"] != before["umask"]
-    assert _process_state(Digest(set())) == before
+    assert process_state(Digest(set())) == before
     if hasattr(sys, "set_int_max_str_digits"):
         digits = sys.get_int_max_str_digits()
         sys.set_int_max_str_digits(digits + 1000)
         try:
-            assert _process_state(Digest(set()))["int digits"] != before["int digits"]
+            assert process_state(Digest(set()))["int digits"] != before["int digits"]
         finally:
             sys.set_int_max_str_digits(digits)

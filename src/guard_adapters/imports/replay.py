@@ -18,7 +18,7 @@ import sys
 import types
 from typing import Any
 
-from guard_adapters.imports.state_digest import digest_state
+from guard_adapters.imports.loaded_state import digest_state
 
 
 class Overlay(importlib.abc.MetaPathFinder):
