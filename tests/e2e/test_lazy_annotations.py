@@ -45,9 +45,7 @@ FILES = {
 T = "tests/test_use.py::"
 
 
-def test_a_name_read_by_a_dispatch_registration_of_its_annotation(
-    guard: Guard, tree: Path
-) -> None:
+def test_a_name_read_by_a_dispatch_registration_of_its_annotation(guard: Guard, tree: Path) -> None:
     edit(tree, "pkg/types.py", "Num = int", "Num = float")
     assert T + "test_show" in guard.check().tests
 

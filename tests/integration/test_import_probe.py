@@ -132,8 +132,15 @@ def test_a_docstring_copied_by_a_registering_decorator_changes_the_table(repo: P
         ("import os\n", "import os\n\n__import__('socket').setdefaulttimeout(7)\n"),
     ],
     ids=[
-        "import-fails", "environ", "stdlib-table", "atexit", "abc-register", "new-import",
-        "assert-rewrite", "thread", "socket-timeout",
+        "import-fails",
+        "environ",
+        "stdlib-table",
+        "atexit",
+        "abc-register",
+        "new-import",
+        "assert-rewrite",
+        "thread",
+        "socket-timeout",
     ],
 )
 def test_what_an_import_does_outside_the_repository_is_not_compared(
@@ -267,6 +274,7 @@ def test_a_file_saved_while_imported_leaves_that_check_unknown_and_nothing_kept(
     assert later.changed is not None and {seen, "pkg.conf.LIMIT"} <= later.changed
     assert started.count("old") == base_imports
 
+
 def test_a_seed_the_import_no_longer_sets_is_a_difference_not_noise(repo: Path) -> None:
     """Two imports of the same code draw alike (the probe seeds one state): the state a seed
     left out gives is no noise that would hide the change from the tests relying on it."""
@@ -330,3 +338,53 @@ def test_a_later_process_reuses_the_base_import_kept_on_disk_in_one_environment(
         assert state.changed is not None and "pkg.conf.LIMIT" in state.changed
         checks.append(sorted(started))
     assert checks == [["new", "old"], ["new"], ["new", "old"]]
+
+
+BY_PATH = "os.path.join(os.path.dirname(__file__), 'settings.py')"
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        f"LIMIT = runpy.run_path({BY_PATH})['LIMIT']",
+        f"spec = importlib.util.spec_from_file_location('pkg_settings', {BY_PATH})\n"
+        "mod = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(mod)\nLIMIT = mod.LIMIT",
+        f"ns = {{}}\nwith open({BY_PATH}) as f:\n"
+        f"    exec(compile(f.read(), {BY_PATH}, 'exec'), ns)\nLIMIT = ns['LIMIT']",
+        f"with open({BY_PATH}) as f:\n    LIMIT = int(f.read().split('=')[1])",
+    ],
+    ids=["run-path", "spec-from-file", "exec-compile", "read-as-text"],
+)
+def test_a_changed_module_run_or_read_by_path_is_not_compared(tmp_path: Path, load: str) -> None:
+    """The base's text is served to the import system only: a module run or read by its path
+    reads the working tree's text on both sides, so the two imports would agree."""
+    files = {
+        "pkg/__init__.py": f"import importlib.util\nimport os\nimport runpy\n\n{load}\n",
+        "pkg/settings.py": "LIMIT = 3\n",
+        "tests/test_pkg.py": "import pkg\n\n\ndef test_limit():\n    assert pkg.LIMIT == 3\n",
+    }
+    repo = make_repo(tmp_path / "r", files)
+    edit(repo, "pkg/settings.py", "LIMIT = 3", "LIMIT = 4")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    change = ChangeSet(base, (ChangedFile("pkg/settings.py", FileKind.MODIFIED, FileRole.SOURCE),))
+    probe = SubprocessImportProbe(repo, sys.executable)
+    state = probe.compare(change, ["pkg/__init__.py", "pkg/settings.py"])
+    assert state.changed is None or "pkg.LIMIT" in state.changed, state.detail
+
+
+def test_a_changed_module_imported_by_name_is_still_compared(tmp_path: Path) -> None:
+    """A doctest finder or pytest reading the served file for line numbers reads no state."""
+    files = {
+        "pkg/__init__.py": "from pkg.settings import LIMIT\n",
+        "pkg/settings.py": '"""\n>>> LIMIT\n3\n"""\nLIMIT = 3\n',
+        "tests/test_pkg.py": "import pkg\n\n\ndef test_limit():\n    assert pkg.LIMIT == 3\n",
+    }
+    repo = make_repo(tmp_path / "r", files)
+    edit(repo, "pkg/settings.py", "LIMIT = 3", "LIMIT = 4")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    change = ChangeSet(base, (ChangedFile("pkg/settings.py", FileKind.MODIFIED, FileRole.SOURCE),))
+    probe = SubprocessImportProbe(repo, sys.executable, ("--doctest-modules", "pkg"))
+    state = probe.compare(change, ["pkg/__init__.py", "pkg/settings.py"])
+    assert state.changed is not None, state.detail
+    assert "pkg.LIMIT" in state.changed

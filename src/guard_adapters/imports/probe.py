@@ -351,6 +351,9 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
     elsewhere = sorted(m for m, error in old["errors"].items() if OUTSIDE in error)
     if elsewhere:
         return ImportState(None, f"importing {elsewhere[0]} {old['errors'][elsewhere[0]]}")
+    unserved = sorted({*old.get("unserved", ()), *new.get("unserved", ())})
+    if unserved:
+        return ImportState(None, f"{unserved[0]} is run or read by path: served no base text")
     unreadable = sorted({*old.get("unreadable", ()), *new.get("unreadable", ())})
     if unreadable:
         return ImportState(None, f"a {unreadable[0]} built at import cannot be read")

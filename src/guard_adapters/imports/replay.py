@@ -16,16 +16,64 @@ import importlib.machinery
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 from guard_adapters.imports.loaded_state import digest_state
 
 
 class Overlay(importlib.abc.MetaPathFinder):
-    """Serves the request's text for the files it names, at their own paths."""
+    """Serves the request's text for the files it names, at their own paths; and notes each
+    of them that is read past it (``unserved``): run by path (``runpy.run_path``,
+    ``spec_from_file_location``, ``exec(compile(open(...)))``) or read as text by the
+    repository's code. Those reads got the disk's bytes, not the served ones."""
 
-    def __init__(self, sources: dict[str, bytes]) -> None:
+    def __init__(self, sources: dict[str, bytes], inside: Callable[[str], bool]) -> None:
         self.sources = sources
+        self.inside = inside
+        self.unserved: set[str] = set()
+        self.watching = False
+        self._served: list[types.CodeType] = []  # held, so that no other code takes their ids
+        self._names = {os.path.basename(p) for p in sources}
+
+    def watch(self) -> None:
+        if self.sources:
+            self.watching = True
+            sys.addaudithook(self._audit)
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.watching or event not in ("open", "exec"):
+            return
+        if event == "exec":
+            code = args[0] if args else None
+            if not isinstance(code, types.CodeType) or any(code is c for c in self._served):
+                return
+            where: Any = code.co_filename
+        else:
+            where = args[0] if args else None
+            if not isinstance(where, (str, bytes, os.PathLike)):
+                return  # a file descriptor
+            where = os.fsdecode(where)
+        if os.path.basename(where) not in self._names:
+            return
+        path = os.path.realpath(where)
+        if path in self.sources and (event == "exec" or self._read_by_repository()):
+            self.unserved.add(path)
+
+    def _read_by_repository(self) -> bool:
+        """Whether repository code (a module, a conftest, a test) is on the stack: pytest or
+        a doctest finder reading a source for its line numbers builds no state of it."""
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None:
+            if self.inside(frame.f_code.co_filename):
+                return True
+            frame = frame.f_back
+        return False
+
+    def served(self, code: types.CodeType | None) -> types.CodeType | None:
+        if code is not None:
+            self._served.append(code)
+        return code
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         for finder in sys.meta_path:
@@ -36,16 +84,20 @@ class Overlay(importlib.abc.MetaPathFinder):
                 continue
             origin = os.path.realpath(spec.origin) if spec.origin else ""
             if origin in self.sources:
-                spec.loader = TextLoader(name, origin, self.sources[origin])
+                spec.loader = TextLoader(name, origin, self.sources[origin], self)
                 spec.cached = None
             return spec
         return None
 
 
 class TextLoader(importlib.machinery.SourceFileLoader):
-    def __init__(self, name: str, path: str, data: bytes) -> None:
+    def __init__(self, name: str, path: str, data: bytes, overlay: Overlay) -> None:
         super().__init__(name, path)
         self.data = data
+        self.overlay = overlay
+
+    def get_code(self, fullname: str) -> Any:
+        return self.overlay.served(super().get_code(fullname))
 
     def get_data(self, path: str) -> bytes:
         if os.path.realpath(path) == os.path.realpath(self.path):
@@ -121,7 +173,7 @@ class Calls:
         The body of a module whose import failed (the ``failed`` paths) ran only in part."""
         if sys.version_info < (3, 11):
             return None
-        out = {f"{self._rel(f)}::{q}" for f, q in self.ran if self.inside(f)}
+        out = {f"{self.rel(f)}::{q}" for f, q in self.ran if self.inside(f)}
         return sorted(out - {f"{path}::<module>" for path in failed})
 
     def inside_lines(self, failed: list[str]) -> dict[str, list[int]]:
@@ -129,10 +181,10 @@ class Calls:
         its lines built was lost with it)."""
         out: dict[str, set[int]] = {}
         for filename, lines in self.lines.items():
-            out.setdefault(self._rel(filename), set()).update(lines)
+            out.setdefault(self.rel(filename), set()).update(lines)
         return {path: sorted(lines) for path, lines in out.items() if path not in failed}
 
-    def _rel(self, filename: str) -> str:
+    def rel(self, filename: str) -> str:
         return os.path.relpath(os.path.realpath(filename), self.root).replace(os.sep, "/")
 
 
@@ -146,13 +198,15 @@ class Replay:
         self.request = request
         self.root = os.path.realpath(request["root"])
         served = request.get("overlay", {}).items()
-        self.overlay = Overlay({os.path.realpath(p): base64.b64decode(d) for p, d in served})
         self.calls = Calls(self.root + os.sep)
+        sources = {os.path.realpath(p): base64.b64decode(d) for p, d in served}
+        self.overlay = Overlay(sources, self.calls.inside)
 
     def start(self) -> None:
         # after pytest's own entries: where the tests import a module from wins
         sys.path.extend(p for p in self.request.get("sys_path", []) if p not in sys.path)
         sys.meta_path.insert(0, self.overlay)
+        self.overlay.watch()
         sys.dont_write_bytecode = True
         self.calls.start()
 
@@ -168,6 +222,7 @@ class Replay:
             if not where.startswith(self.root + os.sep):
                 errors[name] = f"was imported from {where}, outside the repository"
         self.calls.stop()
+        self.overlay.watching = False
         if self.overlay in sys.meta_path:
             sys.meta_path.remove(self.overlay)
         failed = [self.request["paths"].get(n, "") for n in errors]
@@ -176,4 +231,5 @@ class Replay:
             "errors": errors,
             "ran": self.calls.inside_ran(failed),
             "lines": self.calls.inside_lines(failed),
+            "unserved": sorted(self.calls.rel(p) for p in self.overlay.unserved),
         }
