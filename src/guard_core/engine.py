@@ -55,11 +55,12 @@ from guard_core.selection import (
     every_test,
     judged_id,
     listed_directories,
-    module_region,
     needs_evidence,
     new_test_files,
 )
 from guard_core.test_code import exists, gone_tests
+from guard_core.unexercised import ids_to_ask
+from guard_core.unexercised import unexercised as proved_unexercised
 
 log = get_logger("guard.engine")
 
@@ -381,18 +382,10 @@ class Engine:
         evidence: dict[str, list[CoverEdge]] = defaultdict(list)
         for e in self.store.covering_tests([*judged, *data, *listed], s.min_confidence):
             evidence[e.function].append(e)
-        modules = {module_region(split_id(f)[0]) for f in judged}
-        known = self.store.function_facts([*judged, *modules])
+        known = self.store.function_facts([*judged, *ids_to_ask(judged)])
         facts = {f: known[f] for f in judged if f in known}
         complete = info.coverage_complete and bool(info.coverage_sha)
-        # no edges prove a function unexercised only where its module ran under measurement:
-        # a module never imported in-process may run in a child process or from site-packages
-        imported = {m for m in modules if m in known and not known[m].no_evidence}
-        unexercised = {
-            f
-            for f, fact in facts.items()
-            if fact.no_evidence and complete and module_region(split_id(f)[0]) in imported
-        }
+        unexercised = proved_unexercised(judged, known, complete)
         if complete:
             unexercised |= {d for d in data if not evidence.get(d)}
         policy = PolicyInput(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
+from guard_core.model import Level
 from tests.e2e.conftest import edit, ingested_by_each_collector
 
 FILES = {
@@ -19,10 +20,11 @@ FILES = {
         "def shout(s):\n    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n"
     ),
     "pkg/cli.py": (
-        "import sys\n\nfrom pkg.core import shout\n\n\n"
-        "def main():\n    print(shout(sys.argv[1]))\n\n\n"
+        "import sys\n\nfrom pkg.core import shout\n\nSUFFIX = ''\n\n\n"
+        "def main():\n    print(shout(sys.argv[1]) + SUFFIX)\n\n\n"
         "if __name__ == '__main__':\n    main()\n"
     ),
+    "pkg/_windows.py": "ERROR_NOT_ENOUGH_MEMORY = 8\n\n\ndef code():\n    return ERROR_NOT_ENOUGH_MEMORY\n",
     "tests/__init__.py": "",
     "tests/test_cli.py": (
         "import subprocess\nimport sys\n\n\n"
@@ -61,3 +63,22 @@ def test_a_change_no_measured_child_ran_leaves_its_test_out(guard: Guard, tree: 
     assert WHISPER in d.tests
     assert CLI not in d.tests
     assert ISOLATED in d.tests  # its child ran unmeasured: any change may reach it
+
+
+def test_a_module_no_test_imported_selects_only_children_nobody_measured(
+    guard: Guard, tree: Path
+) -> None:
+    """``pkg`` was imported from the repository, ``pkg._windows`` by nothing: its change can
+    reach only a child the ingest could not see into."""
+    edit(tree, "pkg/_windows.py", "= 8", "= 9")
+    d = guard.check()
+    assert d.level is Level.SUBSET and d.tests == (ISOLATED,), d.overrides
+
+
+def test_a_module_imported_only_in_a_measured_child_selects_its_test(
+    guard: Guard, tree: Path
+) -> None:
+    edit(tree, "pkg/cli.py", "SUFFIX = ''", "SUFFIX = '!'")
+    d = guard.check()
+    assert CLI in d.tests
+    assert list(guard.run(stream=False).failed) == [CLI]
