@@ -455,6 +455,33 @@ def test_a_signature_read_is_recorded_only_through_the_standard_library(
     assert {"__signature__", "__signature__~"} - {read} & fn.attributes == set()
 
 
+OWN_METHOD = """import inspect
+
+
+class Gen:
+    def signature(self, node):
+        return node
+
+    def visit(self, node):
+        self.signature(node)
+        other.signature(node)
+
+    @staticmethod
+    def plain(obj):
+        return obj.signature(None)
+"""
+
+
+def test_a_method_named_like_an_introspection_call_is_no_introspection() -> None:
+    """``self.signature(node)`` calls the class's own ``signature``; the same name on any
+    other receiver, or a static method's argument, may still be ``inspect``'s."""
+    regions = extract_regions("m.py", OWN_METHOD)
+    visit = regions.regions["m.py::Gen.visit"]
+    assert visit.attribute_spans["__signature__"] == {(10, 10)}  # other.signature(node) only
+    assert "signature()" in visit.attributes
+    assert "__signature__" in regions.regions["m.py::Gen.plain"].attributes
+
+
 STDLIB_READS = """import tokenize
 import os.path
 import sys as system

@@ -114,6 +114,25 @@ class ModuleFacts:
             )
         return frozenset(out)
 
+    @functools.cached_property
+    def _class_methods(self) -> dict[int, frozenset[str]]:
+        """Each method (by node id) -> the names its class body defines with ``def``."""
+        out: dict[int, frozenset[str]] = {}
+        for cls in ast.walk(self.tree):
+            if isinstance(cls, ast.ClassDef):
+                defs = [
+                    d for d in cls.body if isinstance(d, ast.FunctionDef | ast.AsyncFunctionDef)
+                ]
+                names = frozenset(d.name for d in defs)
+                # a static method's first argument is no instance of the class
+                out.update((id(d), names) for d in defs if not _static(d))
+        return out
+
+    def own_methods(self, node: ast.AST | None) -> frozenset[str]:
+        """What ``self.NAME(...)`` calls in the method ``node``: a method its own class body
+        defines (jinja's ``CodeGenerator.signature``, no ``inspect.signature``)."""
+        return self._class_methods.get(id(node), frozenset())
+
 
 RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
 """Builtins whose attribute names a measured run records per test and line."""
@@ -261,7 +280,10 @@ def attribute_reads(
 
 
 def attribute_read_spans(
-    node: ast.AST, stdlib: frozenset[str] = frozenset(), recorded: frozenset[str] = frozenset()
+    node: ast.AST,
+    stdlib: frozenset[str] = frozenset(),
+    recorded: frozenset[str] = frozenset(),
+    own: frozenset[str] = frozenset(),
 ) -> dict[str, frozenset[Span]]:
     """``name`` for an attribute read as a value, ``name()`` for one only called
     (``x.name(...)``): a call that reaches a repository method runs its body, so its evidence
@@ -270,7 +292,9 @@ def attribute_read_spans(
     modules (``tokenize._compile.__wrapped__``), introspects no repository function: it is
     not one. A call in ``recorded`` (:attr:`ModuleFacts.recorded_calls`), whose arguments a
     measured run records, reads :data:`COMPUTED` for a computed name and :data:`INTROSPECTED`
-    for a signature. Each name comes with the line spans of the expressions that read it."""
+    for a signature. ``self.NAME(...)`` in a method whose class defines ``NAME`` (``own``) calls
+    that method, whatever its name (``signature``, ``getattr``): no introspection of its own.
+    Each name comes with the line spans of the expressions that read it."""
     spans: dict[str, set[Span]] = {}
 
     def add(name: str, at: ast.expr) -> None:
@@ -285,6 +309,8 @@ def attribute_read_spans(
     guarded = _guarded(node) if called else set()
     recorded = recorded if recorded and called else frozenset()
     elsewhere = _header(node) if recorded else set()
+    args = getattr(node, "args", None)
+    receiver = args.args[0].arg if own and isinstance(args, ast.arguments) and args.args else None
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
@@ -295,7 +321,7 @@ def attribute_read_spans(
                 add(f"{n.attr}()", n)
             else:
                 add(n.attr, n)
-        elif isinstance(n, ast.Call):
+        elif isinstance(n, ast.Call) and not _calls_own(n, receiver, own):
             name = last_name(n.func)
             for patched in _patched(n, name):
                 add(patched, n)
@@ -317,6 +343,21 @@ def attribute_read_spans(
                 here = _spelling(n.func) in recorded and id(n) not in elsewhere
                 add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
+
+
+def _static(fn: FunctionNode) -> bool:
+    return any(last_name(d) == "staticmethod" for d in fn.decorator_list)
+
+
+def _calls_own(call: ast.Call, receiver: str | None, own: frozenset[str]) -> bool:
+    func = call.func
+    return (
+        receiver is not None
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == receiver
+        and func.attr in own
+    )
 
 
 def has_dynamic_dispatch(fn: FunctionNode) -> bool:

@@ -109,7 +109,9 @@ class Region:
             return {}
         if self.module is None:
             return attribute_read_spans(self.node)
-        return attribute_read_spans(self.node, self.module.stdlib_names, self.module.recorded_calls)
+        module = self.module
+        own = module.own_methods(self.node)
+        return attribute_read_spans(self.node, module.stdlib_names, module.recorded_calls, own)
 
     @functools.cached_property
     def dynamic_dispatch(self) -> bool:
