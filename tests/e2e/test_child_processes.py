@@ -24,7 +24,7 @@ FILES = {
         "def main():\n    print(shout(sys.argv[1]) + SUFFIX)\n\n\n"
         "if __name__ == '__main__':\n    main()\n"
     ),
-    "pkg/_windows.py": "ERROR_NOT_ENOUGH_MEMORY = 8\n\n\ndef code():\n    return ERROR_NOT_ENOUGH_MEMORY\n",
+    "pkg/_windows.py": "ERROR_NOT_ENOUGH_MEMORY = 8\n\n\ndef code():\n    return 8\n",
     "tests/__init__.py": "",
     "tests/test_cli.py": (
         "import subprocess\nimport sys\n\n\n"

@@ -16,11 +16,14 @@ FILES = {
     "pkg/__init__.py": "",
     "pkg/group.py": (
         "class Group:\n"
+        "    KIND = 'group'\n\n"
         "    def __init__(self, name, hidden=False):\n"
         "        self.name = name\n"
         "        self.hidden = bool(hidden)\n\n"
         "    def describe(self):\n"
-        "        return ('(hidden) ' if self.hidden else '') + self.name\n\n\n"
+        "        return ('(hidden) ' if self.hidden else '') + self.name\n\n"
+        "    def title(self, width=6):\n"
+        "        return self.name.center(width)\n\n\n"
         "cli = Group('main')\n"
     ),
     "pkg/limits.py": (
@@ -46,6 +49,8 @@ FILES = {
     ),
     "tests/test_cli.py": (
         "from pkg.group import cli\n\n\ndef test_cli_name():\n    assert cli.describe() == 'main'\n"
+        "\n\ndef test_cli_kind():\n    assert cli.KIND == 'group'\n"
+        "\n\ndef test_cli_title():\n    assert cli.title() == ' main '\n"
     ),
     "tests/test_limits.py": (
         "from pkg.limits import allowed\n\n\ndef test_allowed():\n    assert allowed(3)\n"
@@ -64,12 +69,13 @@ FILES = {
 }
 HIDDEN = "tests/test_group.py::test_hidden_group"
 CLI = "tests/test_cli.py::test_cli_name"
+KIND, TITLE = "tests/test_cli.py::test_cli_kind", "tests/test_cli.py::test_cli_title"
 ALLOWED = "tests/test_limits.py::test_allowed"
 MODE = "tests/test_setup.py::test_mode"
 ONE = "tests/test_other.py::test_one"
 DEBUG, LEVEL = "tests/test_modes.py::test_debug", "tests/test_modes.py::test_level"
 STRICT = "tests/test_modes.py::test_strict"
-EVERY = {HIDDEN, CLI, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT}
+EVERY = {HIDDEN, CLI, KIND, TITLE, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT}
 
 
 def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
@@ -91,7 +97,7 @@ def test_a_constructor_edit_that_changes_what_import_built_selects_its_readers(
     d = guard.check()
     assert {HIDDEN, CLI} <= set(d.tests), d.reasons
     assert not {ALLOWED, MODE, ONE} & set(d.tests), d.reasons
-    assert sorted(guard.run(stream=False).failed) == [CLI, HIDDEN]
+    assert sorted(guard.run(stream=False).failed) == [CLI, TITLE, HIDDEN]
 
 
 def test_a_class_constant_read_through_instances_selects_the_tests_that_read_it(
@@ -102,6 +108,24 @@ def test_a_class_constant_read_through_instances_selects_the_tests_that_read_it(
     assert ALLOWED in d.tests
     assert not {HIDDEN, CLI, MODE, ONE} & set(d.tests), d.reasons
     assert guard.run(stream=False).failed == [ALLOWED]
+
+
+@pytest.mark.parametrize(
+    "old, new, failing",
+    [("KIND = 'group'", "KIND = 'command'", KIND), ("width=6", "width=8", TITLE)],
+    ids=["class-constant", "method-default"],
+)
+def test_a_member_of_a_class_an_import_time_instance_holds_selects_who_reads_it(
+    guard: Guard, tree: Path, old: str, new: str, failing: str
+) -> None:
+    """``cli = Group('main')`` holds the class, and reads none of its members: a changed
+    constant or default selects the code that reads it through the instance (its name, its
+    call), not every holder of ``cli``."""
+    edit(tree, "pkg/group.py", old, new)
+    d = guard.check()
+    assert failing in d.tests, d.reasons
+    assert not {CLI, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT} & set(d.tests), d.reasons
+    assert guard.run(stream=False).failed == [failing]
 
 
 @pytest.mark.parametrize(

@@ -100,9 +100,67 @@ def test_a_class_attribute_is_changed_as_that_member(repo: Path) -> None:
     edit(repo, "pkg/conf.py", "SIZE = 1", "SIZE = 2")
     state = compare(repo, "pkg/conf.py")
     assert state.changed is not None
-    assert "pkg.conf.Box.SIZE" in state.changed
-    assert "pkg.conf.default_box" in state.changed  # an instance held at import
     assert "pkg.conf.Box" not in state.changed
+    # an instance held at import holds the class: its members are read by their names
+    assert "pkg.conf.default_box" not in state.changed
+
+
+HOLDERS = """import collections
+
+
+class Box:
+    SIZE = 1
+    __match_args__ = ("size",)
+
+    def __eq__(self, other, strict=False):
+        return self is other
+
+
+class Open(collections.UserDict):
+    SIZE = 1
+
+
+class Holder:
+    box_class = Box
+    open_class = Open
+
+    def make(self, kind: Box = None):
+        return kind
+
+
+box, opened = Box(), Open()
+"""
+
+
+@pytest.mark.parametrize(
+    "edits, changed",
+    [
+        (
+            [("SIZE = 1", "SIZE = 2"), ("    SIZE = 1", "    SIZE = 2")],
+            {"Box.SIZE", "Open.SIZE", "Holder.open_class", "opened"},
+        ),
+        ([("strict=False", "strict=True")], {"Box.__eq__"}),  # read by the calls that run it
+        (  # Python reads it of every instance, running no code of the class's
+            [('("size",)', '("n",)')],
+            {"Box.__match_args__", "Holder.box_class", "Holder.make", "box"},
+        ),
+    ],
+    ids=["members", "a-method-python-calls", "data-python-reads"],
+)
+def test_a_held_class_is_compared_where_it_is_bound_unless_outside_code_may_read_it(
+    tmp_path: Path, edits: list[tuple[str, str]], changed: set[str]
+) -> None:
+    """A closed class held as a value (a class attribute, an annotation, an instance's type)
+    is the same class: its changed member is reported where the class is bound. A class with
+    a base from elsewhere, whose code may read its members by any name, is compared whole."""
+    files = {"pkg/__init__.py": "", "pkg/conf.py": HOLDERS, "tests/test_x.py": "import pkg.conf\n"}
+    repo = make_repo(tmp_path / "r", files)
+    for old, new in edits:
+        edit(repo, "pkg/conf.py", old, new)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    change = ChangeSet(base, (ChangedFile("pkg/conf.py", FileKind.MODIFIED, FileRole.SOURCE),))
+    state = SubprocessImportProbe(repo, sys.executable).compare(change, ["pkg/conf.py"])
+    assert state.changed == {f"pkg.conf.{name}" for name in changed}
 
 
 def test_an_instance_built_otherwise_at_import_is_changed(repo: Path) -> None:

@@ -64,10 +64,13 @@ def module_state(digest: Digest, module: types.ModuleType) -> dict[str, str]:
     for key, value in sorted(vars(module).items()):
         if key in MODULE_DUNDERS:
             continue
-        out[key] = digest.of(value)
         if isinstance(value, type) and value.__module__ in digest.repo_modules:
+            members = digest.members(value)
+            out[key] = digest.whole(value, members)
             out[f"{key}.<frame>"] = digest.frame(value)
-            out |= {f"{key}.{k}": d for k, d in digest.members(value)}
+            out |= {f"{key}.{k}": d for k, d in members}
+        else:
+            out[key] = digest.of(value)
     return out
 
 

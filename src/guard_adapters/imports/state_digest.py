@@ -318,9 +318,40 @@ class Digest:
         return "opaque"
 
     def _class(self, cls: type) -> Iterator[str]:
+        """A class held as a value (a class attribute, an annotation, an instance's type):
+        a closed repository class (see :meth:`closed`) by its frame and the dunders Python
+        reads of it implicitly (a method of them by its presence); its other members are
+        compared where it is bound (module state, ``C.attr``), read through their own names.
+        Any other class, whole."""
         yield self.frame(cls)
-        for key, value in self.members(cls):
-            yield f"{key}={value}"
+        if not self.closed(cls):
+            yield from (f"{key}={value}" for key, value in self.members(cls))
+            return
+        for key, value in sorted(vars(cls).items()):
+            if _implicit(key) and key not in CLASS_SKIP:
+                # a method Python calls implicitly runs its code, which its evidence shows
+                yield f"{key}={'a method' if self._in_a_file(value) else self.of(value)}"
+
+    def _in_a_file(self, value: object) -> bool:
+        fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+        return isinstance(fn, types.FunctionType) and not self._generated(fn.__code__.co_filename)
+
+    def closed(self, cls: type) -> bool:
+        """A repository class bound by its name at the top of its module (where its members
+        are compared one by one) whose bases and metaclass are the repository's (or
+        ``object``, ``type``): no outside code reads its members by names the index cannot
+        see (a library's base or metaclass may)."""
+        return (
+            cls.__module__ in self.repo_modules
+            and "." not in cls.__qualname__
+            and all(b is object or b.__module__ in self.repo_modules for b in cls.__mro__[1:])
+            and (type(cls) is type or type(cls).__module__ in self.repo_modules)
+            and _bound_by_name(cls)
+        )
+
+    def whole(self, cls: type, members: list[tuple[str, str]]) -> str:
+        """A class's digest where it is bound: frame and every member."""
+        return _hash([self.frame(cls), *(f"{k}={d}" for k, d in members)])
 
     def members(self, cls: type) -> list[tuple[str, str]]:
         return [(k, self.of(v)) for k, v in sorted(vars(cls).items()) if k not in CLASS_SKIP]
@@ -443,6 +474,14 @@ def _name(kind: type) -> str:
 
 def _kind(obj: object) -> str:
     return _name(type(obj))
+
+
+# a class's bookkeeping, not behaviour: its docstring (read by name), its definition's lines
+NOT_IMPLICIT = {"__doc__", "__module__", "__qualname__", "__firstlineno__", "__static_attributes__"}
+
+
+def _implicit(key: str) -> bool:
+    return key.startswith("__") and key.endswith("__") and key not in NOT_IMPLICIT
 
 
 def _bound_by_name(cls: type) -> bool:
