@@ -28,7 +28,7 @@ FILES = {
         "def logged(f):\n    @functools.wraps(f)\n    def wrapper(*a, **k):\n"
         "        return f(*a, **k)\n    return wrapper\n\n\n"
         "class Square:\n    sides = 4\n\n"
-        "    def __init__(self, side):\n        self.side = side\n\n"
+        "    def __init__(self, side, unit=1):\n        self.side = side * unit\n\n"
         "    @logged\n    def perimeter(self):\n        return self.sides * self.side\n"
     ),
     "pkg/docs.py": (
@@ -90,6 +90,10 @@ FILES = {
         "def test_wrong_call():\n    with pytest.raises(TypeError):\n"
         "        Store().get('x', None)\n\n\n"
         "def test_peek_closed():\n    s = Store()\n    s.close()\n    assert s.peek('x') is None\n"
+    ),
+    "pkg/kinds.py": "from pkg.shapes import Square\n\nKINDS = {'square': Square}\n",
+    "tests/test_kinds.py": (
+        "from pkg.kinds import KINDS\n\n\ndef test_kinds():\n    assert 'square' in KINDS\n"
     ),
     "tests/__init__.py": "",
     "tests/conftest.py": (
@@ -322,3 +326,16 @@ def test_a_decorator_that_may_return_without_calling_keeps_the_callers_as_reader
     d = guard.check()  # the closed store's call never ran peek's body: no evidence shows it
     assert "tests/test_store.py::test_peek_closed" in d.tests
     assert "tests/test_store.py::test_peek_closed" in guard.run(stream=False).failed
+
+
+def test_a_changed_default_of_a_method_python_calls_selects_the_tests_that_called_it(
+    guard: Guard, tree: Path
+) -> None:
+    """``Square(1)`` runs ``__init__``: its callers are in its evidence. The holders of
+    ``Square`` (a re-export, a subclass's base, a table) read none of its defaults."""
+    edit(tree, "pkg/shapes.py", "unit=1", "unit=2")
+    d = guard.check()
+    assert {PERIM, EDGES, BUILT} <= set(d.tests), d.reasons
+    holders = {"tests/test_kinds.py::test_kinds"}
+    assert not {AREA, LABEL, SCALED, HELP, DUMP, CLI_HELP, GET, *holders} & set(d.tests), d.reasons
+    assert guard.run(stream=False).failed == [PERIM]
