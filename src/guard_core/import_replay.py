@@ -24,7 +24,7 @@ from guard_core.logs import get_logger
 from guard_core.model import CLASS_BODY, CoverEdge
 from guard_core.ports import EvidenceReader, ImportProbe, ImportState
 from guard_core.rules import RuleInput
-from guard_core.selection import Selection, select_readers
+from guard_core.selection import Selection, judged_id, member_tail, select_readers
 
 log = get_logger("guard.imports")
 
@@ -148,6 +148,7 @@ def select_replaying_imports(
             data.floor,
             data.open_classes,
             gate=data.gate,
+            properties=read_by_getters(narrow_data),
         )
     replayed.fill_dropped_lines(data.floor)
     missed = sorted(f for f, ran in replayed.dropped.items() if not _replayed_by(state, f, ran))
@@ -156,6 +157,19 @@ def select_replaying_imports(
         return full, False
     narrow.overrides.extend(o for o in full.overrides if o not in narrow.overrides)
     return narrow, True
+
+
+def read_by_getters(data: RuleInput) -> frozenset[str]:
+    """The changed plain properties (``C.p``, :func:`member_tail`) whose getters have
+    evidence: every read of one through an instance ran its getter (see
+    ``ChangedRegion.was_property``); not one that another changed region binds too."""
+    regions = data.change.regions
+    properties = {
+        member_tail(n) for r in regions if r.was_property and data.evidence.get(judged_id(r))
+        for n in r.names
+    }  # fmt: skip
+    others = {member_tail(n) for r in regions if not r.was_property for n in r.names}
+    return frozenset(properties - others)
 
 
 def _replayed_by(state: ImportState, function_id: str, lines: set[int] | None) -> bool:

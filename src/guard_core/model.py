@@ -165,6 +165,9 @@ class ChangedRegion:
     # a plain def (no generator) whose decorators, before and after, all call through: a call
     # of it that returns has run its body, so its callers are in its evidence
     calls_through: bool = False
+    # the old side was a plain ``@property``: every read through an instance ran its getter,
+    # so those readers are in its evidence (a read through the class is the class's holders')
+    was_property: bool = False
     doc_changed: bool = False  # its docstring changed (a doctest may live there)
     registers: bool = False  # a class whose decorators may register it, not only wrap or mark
 

@@ -119,6 +119,11 @@ def _parent(name: str) -> str:
     return name.rpartition(".")[0]
 
 
+def member_tail(name: str) -> str:
+    """``C.attr`` of ``pkg.mod.C.attr``: a member under any module's alias of its class."""
+    return ".".join(name.rsplit(".", 2)[-2:])
+
+
 def _in_tests(function_id: str) -> bool:
     """Test code: a test holding a function may call it wrongly on purpose (``pytest.raises
     (TypeError)``), which runs none of its body."""
@@ -131,6 +136,7 @@ def _readers(
     names: set[str],
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
+    properties: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str, str, str]], set[str]]:
     """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
     is not reading all of its attributes, plus the code that reads the attributes by name.
@@ -156,6 +162,9 @@ def _readers(
     - Code that only calls ``x.f(...)`` for a changed function ``f`` in
       ``called_in_evidence`` (its covering tests are selected) is not a reader: a call that
       reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
+    - The same for ``x.p`` of a changed plain property ``C.p`` in ``properties`` (by
+      :func:`member_tail`): a read through an instance ran its getter; one through the
+      class is its class's holders'.
 
     Every read of a function is a row (one function may read several names). Also returned:
     the functions whose read is not made where they name what they read (code with dynamic
@@ -199,6 +208,11 @@ def _readers(
         for n in names
         if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
     } - functions
+    props = {n for n in names if member_tail(n) in properties}  # under any alias
+    implicit |= {_parent(n) for n in props}  # ``C.p`` reads the property object
+    leaves = {n.rpartition(".")[2] for n in names - props}
+    read_by_getter = {n.rpartition(".")[2] for n in props} - leaves
+    read_by_getter |= {f"{leaf}()" for leaf in read_by_getter}
     # outside code may read an open class's members by name (hasattr, a hook it looks up):
     # its holders stay readers of those; a method's signature it reads by calling it
     open_members = {c for c in open_classes if any(_parent(n) == c for n in names)}
@@ -217,7 +231,7 @@ def _readers(
     data = {n for n in names if _parent(n) in classes | held_modules}
     objects = bool(data - store.functions_among(data)) if data else False
     for fid, attr in attr_rows or ():
-        if attr in held_by_tests and not _in_tests(fid):
+        if (attr in held_by_tests and not _in_tests(fid)) or attr in read_by_getter:
             continue
         if attr not in ("*", COMPUTED) or objects:  # by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
@@ -235,6 +249,7 @@ def select_readers(
     called_in_evidence: frozenset[str] = frozenset(),
     rebinds: bool = False,
     gate: ReadGate | None = None,
+    properties: frozenset[str] = frozenset(),
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
@@ -253,7 +268,8 @@ def select_readers(
         seen |= pending
         plain: dict[str, set[str]] = defaultdict(set)
         bodies: dict[str, tuple[str, str, str]] = {}
-        rows, ungated = _readers(store, pending, open_classes, called_in_evidence)
+        props = properties if rounds == 1 else frozenset()
+        rows, ungated = _readers(store, pending, open_classes, called_in_evidence, props)
         for fid, qualname, dotted, ref in rows:
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)

@@ -29,7 +29,15 @@ FILES = {
         "        return f(*a, **k)\n    return wrapper\n\n\n"
         "class Square:\n    sides = 4\n\n"
         "    def __init__(self, side, unit=1):\n        self.side = side * unit\n\n"
-        "    @logged\n    def perimeter(self):\n        return self.sides * self.side\n"
+        "    @logged\n    def perimeter(self):\n        return self.sides * self.side\n\n"
+        "    @property\n    def corners(self):\n        return 4\n"
+    ),
+    "pkg/grid.py": "class Grid:\n    corners = 0\n\n\ndef corners_of(g):\n    return g.corners\n",
+    "tests/test_corners.py": (
+        "from pkg.grid import Grid, corners_of\nfrom pkg.shapes import Square\n\n\n"
+        "def test_square_corners():\n    assert Square(1).corners == 4\n\n\n"
+        "def test_corners_is_a_property():\n    assert isinstance(Square.corners, property)\n\n\n"
+        "def test_grid_corners():\n    assert corners_of(Grid()) == 0\n"
     ),
     "pkg/docs.py": (
         "import inspect\n\nfrom pkg.shapes import scaled\n\n\n"
@@ -339,3 +347,20 @@ def test_a_changed_default_of_a_method_python_calls_selects_the_tests_that_calle
     holders = {"tests/test_kinds.py::test_kinds"}
     assert not {AREA, LABEL, SCALED, HELP, DUMP, CLI_HELP, GET, *holders} & set(d.tests), d.reasons
     assert guard.run(stream=False).failed == [PERIM]
+
+
+def test_a_property_made_a_method_selects_who_read_it_not_every_reader_of_its_name(
+    guard: Guard, tree: Path
+) -> None:
+    """Every read of ``Square(1).corners`` ran the getter (its evidence); a read through the
+    class is the class's holders'. ``corners_of(Grid())`` reads ``.corners`` of another
+    class: not a reader."""
+    edit(tree, "pkg/shapes.py", "    @property\n    def corners(", "    def corners(")
+    d = guard.check()
+    instance, through_class = (
+        "tests/test_corners.py::test_square_corners",
+        ("tests/test_corners.py::test_corners_is_a_property"),
+    )
+    assert {instance, through_class} <= set(d.tests), d.reasons
+    assert "tests/test_corners.py::test_grid_corners" not in d.tests, d.reasons
+    assert sorted(guard.run(stream=False).failed) == sorted([instance, through_class])

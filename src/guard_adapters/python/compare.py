@@ -300,6 +300,7 @@ def _function_change(
         rebinds=old is not None
         and new is not None
         and _decorator_dumps(old) != _decorator_dumps(new),
+        was_property=old is not None and old.decorators == ("property",) and _plain(old),
         calls_through=old is not None
         and new is not None
         and _plain(old)

@@ -17,6 +17,7 @@ from guard_core.selection import (
     Selection,
     is_method,
     judged_id,
+    member_tail,
     module_region,
     names_closure,
     select_readers,
@@ -100,6 +101,12 @@ def _changed_function(data: RuleInput, region: ChangedRegion, selection: Selecti
             if covered and own and not localised and region.calls_through
             else frozenset()
         )
+        # a property's getter ran for every read through an instance: those are in its edges
+        properties = (
+            frozenset(map(member_tail, region.names))
+            if covered and own and region.was_property
+            else None
+        )
         select_readers(
             data.store,
             region.names,
@@ -111,6 +118,7 @@ def _changed_function(data: RuleInput, region: ChangedRegion, selection: Selecti
             calls_seen,
             region.rebinds,
             data.gate,
+            properties or frozenset(),
         )
     if region.side_effects or (region.definition_changed and not refined):
         _importers(data, region, selection)
