@@ -163,8 +163,9 @@ def _readers(
       ``called_in_evidence`` (its covering tests are selected) is not a reader: a call that
       reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
     - The same for ``x.p`` of a changed plain property ``C.p`` in ``properties`` (by
-      :func:`member_tail`): a read through an instance ran its getter; one through the
-      class is its class's holders'.
+      :func:`member_tail`): a read through an instance ran its getter. ``.p`` stays read
+      by code that also names the class, and by the class's own methods (``C.p``,
+      ``cls.p``: the property object, no getter runs).
 
     Every read of a function is a row (one function may read several names). Also returned:
     the functions whose read is not made where they name what they read (code with dynamic
@@ -209,13 +210,17 @@ def _readers(
         if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
     } - functions
     props = {n for n in names if member_tail(n) in properties}  # under any alias
-    implicit |= {_parent(n) for n in props}  # ``C.p`` reads the property object
     leaves = {n.rpartition(".")[2] for n in names - props}
     read_by_getter = {n.rpartition(".")[2] for n in props} - leaves
     read_by_getter |= {f"{leaf}()" for leaf in read_by_getter}
+    # ``C.p`` reads the property object, not its value: code that names the class, or its
+    # own methods (``cls.p``, ``type(self).p``), still reads ``.p`` as before
+    through_class = {fid for fid, _, _, ref in rows if ref in {_parent(n) for n in props}}
+    own_class = {member_tail(_parent(n)).rpartition(".")[2] + "." for n in props}
     # outside code may read an open class's members by name (hasattr, a hook it looks up):
     # its holders stay readers of those; a method's signature it reads by calling it
-    open_members = {c for c in open_classes if any(_parent(n) == c for n in names)}
+    # (a property it reads through an instance runs the getter: in the getter's evidence)
+    open_members = {c for c in open_classes if any(_parent(n) == c for n in names - props)}
     dropped = held_modules | (
         ((classes - open_members) | functions) - implicit if indexed else set()
     )
@@ -231,7 +236,13 @@ def _readers(
     data = {n for n in names if _parent(n) in classes | held_modules}
     objects = bool(data - store.functions_among(data)) if data else False
     for fid, attr in attr_rows or ():
-        if (attr in held_by_tests and not _in_tests(fid)) or attr in read_by_getter:
+        if attr in held_by_tests and not _in_tests(fid):
+            continue
+        if (
+            attr in read_by_getter
+            and fid not in through_class
+            and not split_id(fid)[1].startswith(tuple(own_class))
+        ):
             continue
         if attr not in ("*", COMPUTED) or objects:  # by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call

@@ -25,7 +25,13 @@ FILES = {
         "def dump(value):\n    return ENCODER.encode(value)\n\n\n"
         "def label():\n    return ENCODER.describe()\n"
     ),
+    "pkg/tags.py": "class Tag(dict):\n    @property\n    def label(self):\n        return 'x'\n",
     "tests/__init__.py": "",
+    "tests/test_tags.py": (
+        "from pkg.tags import Tag\n\n\n"
+        "def test_format():  # str.format reads .label by name, running the getter\n"
+        "    assert '{0.label}'.format(Tag()) == 'x'\n"
+    ),
     "tests/test_use.py": (
         "from pkg.use import dump, label\n\n\n"
         "def test_dump_list():\n    assert dump([1]) == '[1]'\n\n\n"
@@ -50,3 +56,12 @@ def test_a_renamed_hook_the_outside_base_calls_by_name_is_still_caught(
 ) -> None:
     edit(tree, "pkg/codec.py", "def default(self, o)", "def fallback(self, o)")
     assert T + "test_dump_set" in guard.check().tests
+
+
+def test_a_property_outside_code_reads_made_a_method_selects_the_tests_that_read_it(
+    guard: Guard, tree: Path
+) -> None:
+    """``str.format`` reads ``.label`` by a name no index sees: each read ran the getter."""
+    edit(tree, "pkg/tags.py", "    @property\n    def label(", "    def label(")
+    assert "tests/test_tags.py::test_format" in guard.check().tests
+    assert guard.run(stream=False).failed == ["tests/test_tags.py::test_format"]
