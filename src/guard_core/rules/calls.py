@@ -3,15 +3,11 @@ repaired, and dynamic dispatch whose evidence is incomplete."""
 
 from __future__ import annotations
 
+from guard_core.memo import select_memoised_callers
 from guard_core.model import ChangedRegion, Reason, RegionKind
 from guard_core.rules.base import Rule, RuleInput
 from guard_core.safety import needs_widening
-from guard_core.selection import (
-    Selection,
-    judged_id,
-    needs_evidence,
-    select_memoised_callers,
-)
+from guard_core.selection import Selection, judged_id, needs_evidence
 
 
 def _changed_functions(data: RuleInput) -> list[ChangedRegion]:
@@ -19,7 +15,8 @@ def _changed_functions(data: RuleInput) -> list[ChangedRegion]:
 
 
 def memoised_callers(data: RuleInput, selection: Selection) -> None:
-    select_memoised_callers(data.store, _changed_functions(data), selection, data.floor)
+    changed = [judged_id(r) for r in _changed_functions(data)]
+    select_memoised_callers(data.store, changed, selection, data.floor)
 
 
 def repaired_callees(data: RuleInput, selection: Selection) -> None:
