@@ -21,7 +21,7 @@ import attrs
 
 from guard_core.evidence import UNKNOWN_LINE
 from guard_core.logs import get_logger
-from guard_core.model import CLASS_BODY, CoverEdge
+from guard_core.model import CLASS_BODY, ChangedRegion, CoverEdge
 from guard_core.ports import EvidenceReader, ImportProbe, ImportState
 from guard_core.rules import RuleInput
 from guard_core.selection import Selection, judged_id, member_tail, select_readers
@@ -147,8 +147,9 @@ def select_replaying_imports(
             ORIGIN,
             data.floor,
             data.open_classes,
+            called_in_evidence=members_in_evidence(narrow_data, lambda r: r.calls_through),
             gate=data.gate,
-            properties=read_by_getters(narrow_data),
+            properties=members_in_evidence(narrow_data, lambda r: r.was_property),
         )
     replayed.fill_dropped_lines(data.floor)
     missed = sorted(f for f, ran in replayed.dropped.items() if not _replayed_by(state, f, ran))
@@ -159,17 +160,29 @@ def select_replaying_imports(
     return narrow, True
 
 
-def read_by_getters(data: RuleInput) -> frozenset[str]:
-    """The changed plain properties (``C.p``, :func:`member_tail`) whose getters have
-    evidence: every read of one through an instance ran its getter (see
-    ``ChangedRegion.was_property``); not one that another changed region binds too."""
+def members_in_evidence(data: RuleInput, kind: Callable[[ChangedRegion], bool]) -> frozenset[str]:
+    """The changed functions of a ``kind`` (as :func:`member_tail`) whose evidence holds
+    every use through the names the probe reports: a plain def's calls ran its body, a plain
+    property's reads through instances ran its getter. Not one another changed region binds
+    too (the probe's names do not tell them apart)."""
     regions = data.change.regions
-    properties = {
-        member_tail(n) for r in regions if r.was_property and data.evidence.get(judged_id(r))
-        for n in r.names
+    found = {
+        member_tail(n) for r in regions if kind(r) and data.evidence.get(judged_id(r))
+        for n in _with_owner(r.names)
     }  # fmt: skip
-    others = {member_tail(n) for r in regions if not r.was_property for n in r.names}
-    return frozenset(properties - others)
+    others = {member_tail(n) for r in regions if not kind(r) for n in _with_owner(r.names)}
+    return frozenset(found - others)
+
+
+def _with_owner(names: Iterable[str]) -> set[str]:
+    """The names, and the function a name's dunder is of (``C.f`` for ``C.f.__defaults__``:
+    the probe reports the function, a region its signature's parts)."""
+    out = set(names)
+    for n in names:
+        owner, _, leaf = n.rpartition(".")
+        if owner and leaf.startswith("__") and leaf.endswith("__"):
+            out.add(owner)
+    return out
 
 
 def _replayed_by(state: ImportState, function_id: str, lines: set[int] | None) -> bool:

@@ -161,7 +161,8 @@ def _readers(
     - Code that reads attributes by computed names (``getattr(o, k)``, ``vars``, ``dir``)
       reads any of them.
     - Code that only calls ``x.f(...)`` for a changed function ``f`` in
-      ``called_in_evidence`` (its covering tests are selected) is not a reader: a call that
+      ``called_in_evidence`` (by :func:`member_tail`; its covering tests are selected) is
+      not a reader, nor, for a dunder method Python calls, a holder of its class: a call that
       reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
     - The same for ``x.p`` of a changed plain property ``C.p`` in ``properties`` (by
       :func:`member_tail`): a read through an instance ran its getter. ``.p`` stays read
@@ -191,7 +192,7 @@ def _readers(
     wanted |= {
         n.rpartition(".")[2] + "()"
         for n in names
-        if _parent(n) in owners and n not in called_in_evidence
+        if _parent(n) in owners and member_tail(n) not in called_in_evidence
     }
     called = {_parent(n) for n in names if not n.endswith(".__doc__")}  # calls may notice
     # test code holding ``obj.f`` (``pytest.raises(TypeError)`` around a call) for a changed
@@ -208,7 +209,9 @@ def _readers(
     implicit = {
         _parent(n)
         for n in names
-        if n.rpartition(".")[2].startswith("__") and not n.endswith(".__doc__")
+        if n.rpartition(".")[2].startswith("__")
+        and not n.endswith(".__doc__")
+        and member_tail(n) not in called_in_evidence  # a method whose calls ran its body
     } - functions
     props = {n for n in names if member_tail(n) in properties}  # under any alias
     leaves = {n.rpartition(".")[2] for n in names - props}

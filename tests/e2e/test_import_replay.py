@@ -24,7 +24,8 @@ FILES = {
         "        return ('(hidden) ' if self.hidden else '') + self.name\n\n"
         "    def title(self, width=6):\n"
         "        return self.name.center(width)\n\n\n"
-        "cli = Group('main')\n"
+        "cli = Group('main')\n\n\n"
+        "def is_group(x):\n    return isinstance(x, Group)\n"
     ),
     "pkg/limits.py": (
         "class Limits:\n    MAX = 3\n\n\ndef allowed(n):\n    return n <= Limits().MAX\n"
@@ -51,6 +52,7 @@ FILES = {
         "from pkg.group import cli\n\n\ndef test_cli_name():\n    assert cli.describe() == 'main'\n"
         "\n\ndef test_cli_kind():\n    assert cli.KIND == 'group'\n"
         "\n\ndef test_cli_title():\n    assert cli.title() == ' main '\n"
+        "\n\ndef test_is_group():\n    from pkg.group import is_group\n\n    assert is_group(cli)\n"
     ),
     "tests/test_limits.py": (
         "from pkg.limits import allowed\n\n\ndef test_allowed():\n    assert allowed(3)\n"
@@ -70,12 +72,13 @@ FILES = {
 HIDDEN = "tests/test_group.py::test_hidden_group"
 CLI = "tests/test_cli.py::test_cli_name"
 KIND, TITLE = "tests/test_cli.py::test_cli_kind", "tests/test_cli.py::test_cli_title"
+IS_GROUP = "tests/test_cli.py::test_is_group"
 ALLOWED = "tests/test_limits.py::test_allowed"
 MODE = "tests/test_setup.py::test_mode"
 ONE = "tests/test_other.py::test_one"
 DEBUG, LEVEL = "tests/test_modes.py::test_debug", "tests/test_modes.py::test_level"
 STRICT = "tests/test_modes.py::test_strict"
-EVERY = {HIDDEN, CLI, KIND, TITLE, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT}
+EVERY = {HIDDEN, CLI, KIND, TITLE, IS_GROUP, ALLOWED, MODE, ONE, DEBUG, LEVEL, STRICT}
 
 
 def test_a_constructor_edit_that_builds_the_same_at_import_selects_its_callers(
@@ -230,3 +233,16 @@ def test_a_flag_that_picks_another_same_named_definition_selects_its_callers(
         calling = {f"tests/test_impl.py::test_{n}" for n in ("compute", "step", "pick")}
         assert calling <= set(d.tests), (calling - set(d.tests), d.reasons)
         assert sorted(g.run(stream=False).failed) == sorted(calling)
+
+
+def test_a_changed_default_of_a_method_python_calls_is_read_by_its_calls_not_its_holders(
+    guard: Guard, tree: Path
+) -> None:
+    """``cli = Group('main')`` holds the class and ran ``__init__`` once at import, with the
+    same arguments either way: the import builds the same ``cli``, and the default's readers
+    are the calls that ran ``__init__`` in its evidence, not every reader of ``cli``."""
+    edit(tree, "pkg/group.py", "hidden=False", "hidden=None")
+    d = guard.check()
+    assert HIDDEN in d.tests
+    assert not {CLI, KIND, TITLE, IS_GROUP, ALLOWED, MODE, ONE} & set(d.tests), d.reasons
+    assert guard.run(stream=False).failed == []

@@ -97,7 +97,7 @@ def _changed_function(data: RuleInput, region: ChangedRegion, selection: Selecti
     if region.definition_changed and refined and region.names:
         # its callers are in its evidence when all of it is selected
         calls_seen = (
-            frozenset(region.names)
+            frozenset(map(member_tail, region.names))
             if covered and own and not localised and region.calls_through
             else frozenset()
         )
