@@ -8,13 +8,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard_adapters.python.compare import SIGNATURE_ATTRIBUTES, compare_modules
+from guard_adapters.python.compare import (
+    DEFAULT_ATTRIBUTES,
+    SIGNATURE_ATTRIBUTES,
+    compare_modules,
+)
 from guard_adapters.python.regions import extract_regions
 from guard_core.model import ChangeKind
 
 
-def signature_names(name: str) -> tuple[str, ...]:
-    return tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
+def signature_names(
+    name: str, attributes: tuple[str, ...] = SIGNATURE_ATTRIBUTES
+) -> tuple[str, ...]:
+    return tuple(f"{name}.{a}" for a in attributes)
+
+
+def default_names(name: str) -> tuple[str, ...]:
+    """A changed default value: no new code object, annotations or wrapped function."""
+    return signature_names(name, DEFAULT_ATTRIBUTES)
 
 
 BASE = '''\
@@ -139,6 +150,12 @@ CASES = [
         "signature default",
         "def helper(a, b=1):",
         "def helper(a, b=2):",
+        {"helper": ("modified", False, True, default_names("pkg.m.helper"), False)},
+    ),
+    (
+        "signature default and annotation",
+        "def helper(a, b=1):",
+        "def helper(a, b: int = 2):",
         {"helper": ("modified", False, True, signature_names("pkg.m.helper"), False)},
     ),
     (

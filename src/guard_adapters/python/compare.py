@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import difflib
 from collections.abc import Iterable
 
@@ -159,6 +160,31 @@ SIGNATURE_ATTRIBUTES = (
 )
 
 
+DEFAULT_ATTRIBUTES = ("__signature__", "__defaults__", "__kwdefaults__")
+"""What a changed default value changes of a function: not its code object (defaults are
+evaluated where the ``def`` runs), its annotations or what it wraps."""
+
+
+def _defaults_only(old: ast.AST | None, new: ast.AST | None) -> bool:
+    """Whether the two definitions differ in their default values only."""
+    if not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef) or type(old) is not type(new):
+        return False
+    assert isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef)
+
+    def without_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        args = copy.copy(fn.args)
+        args.defaults = [ast.Constant(None) for _ in args.defaults]
+        args.kw_defaults = [None if d is None else ast.Constant(None) for d in args.kw_defaults]
+        header = (args, fn.returns, fn.decorator_list, getattr(fn, "type_params", None))
+        return "|".join(ast.dump(x) if isinstance(x, ast.AST) else repr(x) for x in _flat(header))
+
+    return without_defaults(old) == without_defaults(new)
+
+
+def _flat(items: tuple[object, ...]) -> list[object]:
+    return [y for x in items for y in (x if isinstance(x, list) else [x])]
+
+
 def _params(args: ast.arguments) -> list[tuple[str, str]]:
     """(kind, name) of each parameter, in order."""
     out = [("posonly", a.arg) for a in args.posonlyargs] + [("pos", a.arg) for a in args.args]
@@ -280,7 +306,8 @@ def _function_change(
         and compatible_signature(old.node, new.node)
         and not _impure(decorators, pure)
     ):
-        names = tuple(f"{name}.{a}" for a in SIGNATURE_ATTRIBUTES)
+        changed = DEFAULT_ATTRIBUTES if _defaults_only(old.node, new.node) else SIGNATURE_ATTRIBUTES
+        names = tuple(f"{name}.{a}" for a in changed)
     return ChangedRegion(
         id=rid,
         file=file,
