@@ -19,6 +19,11 @@ INTROSPECTED = "__signature__~"
 records (``inspect.signature(f)``); for one test, the objects its run gave it."""
 
 
+THROUGH_CLASS = "^"
+"""An attribute fact's suffix: ``p^`` is ``.p`` read through a class object (``type(x).p``,
+``x.__class__.p``, ``cls.p`` in a classmethod), where a property is the property object."""
+
+
 def reflective_facts(names: Iterable[str]) -> set[str]:
     """The attribute facts that read any of the attribute ``names``: themselves, reads by
     computed names, and the recorded signature introspection for ``__signature__``."""

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from guard_core.index_model import COMPUTED, BodyStatements
+from guard_core.index_model import COMPUTED, THROUGH_CLASS, BodyStatements
 from guard_core.memo import select_memo_users
 from guard_core.model import (
     CLASS_BODY,
@@ -198,7 +198,11 @@ def _readers(
     # test code holding ``obj.f`` (``pytest.raises(TypeError)`` around a call) for a changed
     # signature of ``f``: it may call it wrongly on purpose, which runs none of its body
     held_by_tests = {f.rpartition(".")[2] for f in functions & called} - wanted
-    attr_rows = store.attribute_readers(wanted | held_by_tests) if wanted or held_by_tests else []
+    props = {n for n in names if member_tail(n) in properties}  # under any alias
+    # a property read through a class object (``type(x).p``) runs no getter
+    through_class_objects = {n.rpartition(".")[2] + THROUGH_CLASS for n in props}
+    query = wanted | held_by_tests | through_class_objects
+    attr_rows = store.attribute_readers(query) if wanted or held_by_tests else []
     indexed = attr_rows is not None
     star = {fid for fid, a in attr_rows or () if a in ("*", COMPUTED)}
     held = [fid for fid, _, _, ref in rows if ref in held_modules]
@@ -213,7 +217,6 @@ def _readers(
         and not n.endswith(".__doc__")
         and member_tail(n) not in called_in_evidence  # a method whose calls ran its body
     } - functions
-    props = {n for n in names if member_tail(n) in properties}  # under any alias
     leaves = {n.rpartition(".")[2] for n in names - props}
     read_by_getter = {n.rpartition(".")[2] for n in props} - leaves
     read_by_getter |= {f"{leaf}()" for leaf in read_by_getter}

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from guard_core.api import Guard
-from guard_core.model import Level
 from tests.e2e.conftest import edit, ingested_by_each_collector
 
 FILES = {
@@ -26,6 +25,10 @@ FILES = {
     ),
     "pkg/_windows.py": "ERROR_NOT_ENOUGH_MEMORY = 8\n\n\ndef code():\n    return 8\n",
     "tests/__init__.py": "",
+    "tests/test_source.py": (
+        "import pathlib\n\n\ndef test_reads_source():\n"
+        "    text = pathlib.Path('pkg/_windows.py').read_text()\n    assert '= 8' in text\n"
+    ),
     "tests/test_cli.py": (
         "import subprocess\nimport sys\n\n\n"
         "def test_cli():\n"
@@ -41,6 +44,7 @@ FILES = {
 }
 CLI, ISOLATED = "tests/test_cli.py::test_cli", "tests/test_cli.py::test_isolated"
 WHISPER = "tests/test_core.py::test_whisper"
+READS_SOURCE = "tests/test_source.py::test_reads_source"
 
 
 @pytest.fixture(scope="module", params=["default", "monitoring"])
@@ -65,14 +69,15 @@ def test_a_change_no_measured_child_ran_leaves_its_test_out(guard: Guard, tree: 
     assert ISOLATED in d.tests  # its child ran unmeasured: any change may reach it
 
 
-def test_a_module_no_test_imported_selects_only_children_nobody_measured(
+def test_a_module_no_test_imported_but_a_test_reads_as_text_selects_that_test(
     guard: Guard, tree: Path
 ) -> None:
-    """``pkg`` was imported from the repository, ``pkg._windows`` by nothing: its change can
-    reach only a child the ingest could not see into."""
+    """``pkg._windows`` is imported by nothing, yet a test reads it as text (the ingest
+    records no ``.py`` read): no edges there prove nothing."""
     edit(tree, "pkg/_windows.py", "= 8", "= 9")
     d = guard.check()
-    assert d.level is Level.SUBSET and d.tests == (ISOLATED,), d.overrides
+    assert READS_SOURCE in d.tests, d.overrides
+    assert READS_SOURCE in guard.run(stream=False).failed
 
 
 def test_a_module_imported_only_in_a_measured_child_selects_its_test(

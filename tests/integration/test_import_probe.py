@@ -106,10 +106,12 @@ def test_a_class_attribute_is_changed_as_that_member(repo: Path) -> None:
 
 
 HOLDERS = """import collections
+import datetime
 
 
 class Box:
     SIZE = 1
+    TIMEOUT = datetime.timedelta(seconds=10)
     __match_args__ = ("size",)
 
     def __eq__(self, other, strict=False):
@@ -140,12 +142,16 @@ box, opened = Box(), Open()
             {"Box.SIZE", "Open.SIZE", "Holder.open_class", "opened"},
         ),
         ([("strict=False", "strict=True")], {"Box.__eq__"}),  # read by the calls that run it
+        (  # computed at import: a holder's reader may read it by a name no index sees
+            [("seconds=10", "seconds=30")],
+            {"Box.TIMEOUT", "Holder.box_class", "Holder.make", "box"},
+        ),
         (  # Python reads it of every instance, running no code of the class's
             [('("size",)', '("n",)')],
             {"Box.__match_args__", "Holder.box_class", "Holder.make", "box"},
         ),
     ],
-    ids=["members", "a-method-python-calls", "data-python-reads"],
+    ids=["members", "a-method-python-calls", "computed-member", "data-python-reads"],
 )
 def test_a_held_class_is_compared_where_it_is_bound_unless_outside_code_may_read_it(
     tmp_path: Path, edits: list[tuple[str, str]], changed: set[str]

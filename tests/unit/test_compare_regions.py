@@ -479,9 +479,13 @@ class Gen:
     def signature(self, node):
         return node
 
+    def patch(self, target):
+        return target
+
     def visit(self, node):
         self.signature(node)
         other.signature(node)
+        self.patch("pkg.handler.Audit.emit")
 
     @staticmethod
     def plain(obj):
@@ -494,8 +498,9 @@ def test_a_method_named_like_an_introspection_call_is_no_introspection() -> None
     other receiver, or a static method's argument, may still be ``inspect``'s."""
     regions = extract_regions("m.py", OWN_METHOD)
     visit = regions.regions["m.py::Gen.visit"]
-    assert visit.attribute_spans["__signature__"] == {(10, 10)}  # other.signature(node) only
+    assert visit.attribute_spans["__signature__"] == {(13, 13)}  # other.signature(node) only
     assert "signature()" in visit.attributes
+    assert "emit" in visit.attributes  # what an own ``patch`` is given is still a read
     assert "__signature__" in regions.regions["m.py::Gen.plain"].attributes
 
 
@@ -738,3 +743,23 @@ def test_a_class_a_decorator_may_register_is_flagged() -> None:
     assert registers(hooked, hooked.replace("x = 1", "x = 2")) == {"f.<locals>.C.<body>": True}
     marked = factory.format(deco="@final\n    ", x=1)
     assert registers(marked, marked.replace("x = 1", "x = 2")) == {"f.<locals>.C.<body>": False}
+
+
+@pytest.mark.parametrize(
+    ("source", "through_class"),
+    [
+        ("def f(x):\n    return type(x).p\n", True),
+        ("def f(x):\n    return x.__class__.p\n", True),
+        ("class C:\n    @classmethod\n    def f(cls):\n        return cls.p\n", True),
+        ("class C:\n    def __init_subclass__(cls):\n        return cls.p\n", True),
+        ("def f(x):\n    return x.p\n", False),
+        ("class C:\n    def f(self):\n        return self.p\n", False),
+    ],
+)
+def test_an_attribute_read_through_a_class_object_is_marked(
+    source: str, through_class: bool
+) -> None:
+    """A property read through a class object is the property itself: no getter runs."""
+    (fn,) = [r for r in extract_regions("m.py", source).functions()]
+    assert "p" in fn.attributes
+    assert ("p^" in fn.attributes) is through_class

@@ -111,38 +111,6 @@ def test_no_edges_in_a_module_never_imported_under_measurement_is_not_proof() ->
     assert d.level is Level.RUN_ALL and [o.kind for o in d.overrides] == ["no_evidence"]
 
 
-INIT = "pkg/__init__.py::<module>"
-
-
-@pytest.mark.parametrize("changed", [G, MOD])
-def test_a_module_no_test_imported_from_a_package_the_tests_imported_is_unexercised(
-    changed: str,
-) -> None:
-    """``pkg/a.py`` never imported (a platform's module) while ``pkg`` was, from the
-    repository: the ingest saw nothing run it; only the tests starting children may."""
-    st = store(spawners=[TESTS[1]])
-    st.functions[MOD] = FunctionFacts(MOD, "pkg/a.py", True, False)
-    st.functions[INIT] = FunctionFacts(INIT, "pkg/__init__.py", False, False)
-    d = engine(change(region(changed)), st).check()
-    assert d.level is Level.SUBSET and d.tests == (TESTS[1],), d.overrides
-    # no package the tests imported from here (an installed copy, a folder of scripts):
-    st.functions[INIT] = FunctionFacts(INIT, "pkg/__init__.py", True, False)
-    assert engine(change(region(changed)), st).check().level is Level.RUN_ALL
-    del st.functions[INIT]
-    assert engine(change(region(changed)), st).check().level is Level.RUN_ALL
-    incomplete = attrs.evolve(st, info=attrs.evolve(st.info, coverage_complete=False))
-    incomplete.functions[INIT] = FunctionFacts(INIT, "pkg/__init__.py", False, False)
-    assert engine(change(region(changed)), incomplete).check().level is Level.RUN_ALL
-
-
-def test_a_package_init_no_test_imported_answers_to_its_parent_package() -> None:
-    from guard_core.unexercised import package_init
-
-    assert package_init("src/pkg/sub/__init__.py") == "src/pkg/__init__.py"
-    assert package_init("src/pkg/sub/mod.py") == "src/pkg/sub/__init__.py"
-    assert package_init("mod.py") is None and package_init("pkg/__init__.py") is None
-
-
 def test_tests_that_start_python_children_are_selected_for_any_code_change() -> None:
     st = store(spawners=[TESTS[1]])
     d = engine(change(region(G)), st).check()

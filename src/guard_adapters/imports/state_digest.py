@@ -319,20 +319,27 @@ class Digest:
 
     def _class(self, cls: type) -> Iterator[str]:
         """A class held as a value (a class attribute, an annotation, an instance's type):
-        a closed repository class (see :meth:`closed`) by its frame and the dunders Python
-        reads of it implicitly (a method of them by its presence); its other members are
-        compared where it is bound (module state, ``C.attr``), read through their own names.
-        Any other class, whole."""
+        a closed repository class (see :meth:`closed`) by its frame, the dunders Python reads
+        of it implicitly (a method of them by its presence) and the values an import computed
+        for it; its methods and plain constants are compared where it is bound (module state,
+        ``C.attr``), read through their own names, or run. Any other class, whole."""
         yield self.frame(cls)
         if not self.closed(cls):
             yield from (f"{key}={value}" for key, value in self.members(cls))
             return
         for key, value in sorted(vars(cls).items()):
-            if _implicit(key) and key not in CLASS_SKIP:
-                # a method Python calls implicitly runs its code, which its evidence shows
+            if key in CLASS_SKIP:
+                continue
+            if _implicit(key):  # a method Python calls runs its code, which evidence shows
                 yield f"{key}={'a method' if self._in_a_file(value) else self.of(value)}"
+            elif not (self._in_a_file(value) or type(value) in ATOMS):
+                # computed: read through a holder by a name no index sees (attrgetter)
+                yield f"{key}={self.of(value)}"
 
     def _in_a_file(self, value: object) -> bool:
+        """A method, class or static method, or property of the repository's code."""
+        if isinstance(value, property):
+            return all(f is None or self._in_a_file(f) for f in (value.fget, value.fset))
         fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
         return isinstance(fn, types.FunctionType) and not self._generated(fn.__code__.co_filename)
 

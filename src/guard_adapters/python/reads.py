@@ -9,7 +9,7 @@ import functools
 import sys
 
 from guard_adapters.python.syntax import DefNode, FunctionNode, last_name, own_nodes
-from guard_core.index_model import COMPUTED, INTROSPECTED
+from guard_core.index_model import COMPUTED, INTROSPECTED, THROUGH_CLASS
 
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "__import__", "globals", "locals", "vars"})
 
@@ -293,7 +293,8 @@ def attribute_read_spans(
     not one. A call in ``recorded`` (:attr:`ModuleFacts.recorded_calls`), whose arguments a
     measured run records, reads :data:`COMPUTED` for a computed name and :data:`INTROSPECTED`
     for a signature. ``self.NAME(...)`` in a method whose class defines ``NAME`` (``own``) calls
-    that method, whatever its name (``signature``, ``getattr``): no introspection of its own.
+    that method: no signature or docstring introspection, whatever its name (``signature``);
+    what it is given is still read (a patch target, a getattr name).
     Each name comes with the line spans of the expressions that read it."""
     spans: dict[str, set[Span]] = {}
 
@@ -310,18 +311,22 @@ def attribute_read_spans(
     recorded = recorded if recorded and called else frozenset()
     elsewhere = _header(node) if recorded else set()
     args = getattr(node, "args", None)
-    receiver = args.args[0].arg if own and isinstance(args, ast.arguments) and args.args else None
+    first = args.args[0].arg if isinstance(args, ast.arguments) and args.args else None
+    receiver = first if own else None
+    a_class = first if _takes_a_class(node) else None
     for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
             if stdlib and _dunder(n.attr) and _root(n.value) in stdlib:
                 continue
+            if _of_a_class(n.value, a_class):
+                add(f"{n.attr}{THROUGH_CLASS}", n)
             if n.attr == "__dict__":
                 add("*", n)
             elif id(n) in called and id(n) not in guarded:
                 add(f"{n.attr}()", n)
             else:
                 add(n.attr, n)
-        elif isinstance(n, ast.Call) and not _calls_own(n, receiver, own):
+        elif isinstance(n, ast.Call):
             name = last_name(n.func)
             for patched in _patched(n, name):
                 add(patched, n)
@@ -337,12 +342,30 @@ def attribute_read_spans(
                     add(text, n)
             elif name in _OPEN_READS:
                 add("*", n)
+            if _calls_own(n, receiver, own):  # its own ``signature``: no introspection
+                continue
             if name in _DOC_READS or name == "pydoc":
                 add("__doc__", n)
             if name in _SIGNATURE_READS:
                 here = _spelling(n.func) in recorded and id(n) not in elsewhere
                 add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
+
+
+def _takes_a_class(node: ast.AST) -> bool:
+    """A classmethod (or one Python makes so): its first argument is a class."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    implicit = node.name in ("__new__", "__init_subclass__", "__class_getitem__")
+    return implicit or any(last_name(d) == "classmethod" for d in node.decorator_list)
+
+
+def _of_a_class(value: ast.expr, a_class: str | None) -> bool:
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return value.func.id == "type" and len(value.args) == 1
+    if isinstance(value, ast.Attribute):
+        return value.attr == "__class__"
+    return isinstance(value, ast.Name) and value.id == a_class
 
 
 def _static(fn: FunctionNode) -> bool:
