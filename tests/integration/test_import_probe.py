@@ -417,14 +417,19 @@ BY_PATH = "os.path.join(os.path.dirname(__file__), 'settings.py')"
         f"ns = {{}}\nwith open({BY_PATH}) as f:\n"
         f"    exec(compile(f.read(), {BY_PATH}, 'exec'), ns)\nLIMIT = ns['LIMIT']",
         f"with open({BY_PATH}) as f:\n    LIMIT = int(f.read().split('=')[1])",
+        "LIMIT = int(subprocess.check_output([sys.executable, '-c', "
+        f"'import runpy, sys; print(runpy.run_path(sys.argv[1])[\"LIMIT\"])', {BY_PATH}]))",
     ],
-    ids=["run-path", "spec-from-file", "exec-compile", "read-as-text"],
+    ids=["run-path", "spec-from-file", "exec-compile", "read-as-text", "child-process"],
 )
 def test_a_changed_module_run_or_read_by_path_is_not_compared(tmp_path: Path, load: str) -> None:
     """The base's text is served to the import system only: a module run or read by its path
     reads the working tree's text on both sides, so the two imports would agree."""
     files = {
-        "pkg/__init__.py": f"import importlib.util\nimport os\nimport runpy\n\n{load}\n",
+        "pkg/__init__.py": (
+            "import importlib.util\nimport os\nimport runpy\nimport subprocess\nimport sys\n\n"
+            f"{load}\n"
+        ),
         "pkg/settings.py": "LIMIT = 3\n",
         "tests/test_pkg.py": "import pkg\n\n\ndef test_limit():\n    assert pkg.LIMIT == 3\n",
     }

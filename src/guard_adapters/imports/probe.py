@@ -351,6 +351,8 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
     elsewhere = sorted(m for m, error in old["errors"].items() if OUTSIDE in error)
     if elsewhere:
         return ImportState(None, f"importing {elsewhere[0]} {old['errors'][elsewhere[0]]}")
+    if old.get("spawned") or new.get("spawned"):
+        return ImportState(None, "the import starts a process, which reads the working tree")
     unserved = sorted({*old.get("unserved", ()), *new.get("unserved", ())})
     if unserved:
         return ImportState(None, f"{unserved[0]} is run or read by path: served no base text")

@@ -21,17 +21,21 @@ from typing import Any
 
 from guard_adapters.imports.loaded_state import digest_state
 
+SPAWNS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.spawn", "os.system", "os.fork")
+
 
 class Overlay(importlib.abc.MetaPathFinder):
     """Serves the request's text for the files it names, at their own paths; and notes each
     of them that is read past it (``unserved``): run by path (``runpy.run_path``,
     ``spec_from_file_location``, ``exec(compile(open(...)))``) or read as text by the
-    repository's code. Those reads got the disk's bytes, not the served ones."""
+    repository's code, and whether that code started a process (``spawned``). Those reads,
+    and the child's, got the disk's bytes, not the served ones."""
 
     def __init__(self, sources: dict[str, bytes], inside: Callable[[str], bool]) -> None:
         self.sources = sources
         self.inside = inside
         self.unserved: set[str] = set()
+        self.spawned = False  # the repository's code started a process
         self.watching = False
         self._served: list[types.CodeType] = []  # held, so that no other code takes their ids
         self._names = {os.path.basename(p) for p in sources}
@@ -42,7 +46,13 @@ class Overlay(importlib.abc.MetaPathFinder):
             sys.addaudithook(self._audit)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.watching or event not in ("open", "exec"):
+        if not self.watching:
+            return
+        if event in SPAWNS:  # a child reads the disk's files, whatever it runs
+            if self._read_by_repository():
+                self.spawned = True
+            return
+        if event not in ("open", "exec"):
             return
         if event == "exec":
             code = args[0] if args else None
@@ -232,4 +242,5 @@ class Replay:
             "ran": self.calls.inside_ran(failed),
             "lines": self.calls.inside_lines(failed),
             "unserved": sorted(self.calls.rel(p) for p in self.overlay.unserved),
+            "spawned": self.overlay.spawned,
         }
