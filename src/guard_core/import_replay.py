@@ -21,7 +21,7 @@ import attrs
 
 from guard_core.evidence import UNKNOWN_LINE
 from guard_core.logs import get_logger
-from guard_core.model import CLASS_BODY, ChangedRegion, CoverEdge
+from guard_core.model import CLASS_BODY, ChangedRegion, CoverEdge, split_id
 from guard_core.ports import EvidenceReader, ImportProbe, ImportState
 from guard_core.rules import RuleInput
 from guard_core.selection import Selection, judged_id, member_tail, select_readers
@@ -150,6 +150,7 @@ def select_replaying_imports(
             called_in_evidence=members_in_evidence(narrow_data, lambda r: r.calls_through),
             gate=data.gate,
             properties=members_in_evidence(narrow_data, lambda r: r.was_property),
+            compatible_in_evidence=members_in_evidence(narrow_data, _compatible),
         )
     replayed.fill_dropped_lines(data.floor)
     missed = sorted(f for f, ran in replayed.dropped.items() if not _replayed_by(state, f, ran))
@@ -174,13 +175,34 @@ def members_in_evidence(data: RuleInput, kind: Callable[[ChangedRegion], bool]) 
     return frozenset(found - others)
 
 
+def _compatible(region: ChangedRegion) -> bool:
+    """A plain def whose signature changed so that every old call binds as before (its names
+    are its signature's parts, ``f.__defaults__``): no body change, no call that failed to
+    bind (``pytest.raises(TypeError)``) now passing."""
+    qualname = split_id(region.id)[1]
+    return (
+        region.calls_through
+        and bool(region.names)
+        and all(
+            n.rpartition(".")[0].endswith(f".{qualname}")
+            and _dunder(n.rpartition(".")[2])
+            and not n.endswith(".__doc__")
+            for n in region.names
+        )
+    )
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
 def _with_owner(names: Iterable[str]) -> set[str]:
     """The names, and the function a name's dunder is of (``C.f`` for ``C.f.__defaults__``:
     the probe reports the function, a region its signature's parts)."""
     out = set(names)
     for n in names:
         owner, _, leaf = n.rpartition(".")
-        if owner and leaf.startswith("__") and leaf.endswith("__"):
+        if owner and _dunder(leaf):
             out.add(owner)
     return out
 

@@ -138,6 +138,7 @@ def _readers(
     open_classes: frozenset[str] = frozenset(),
     called_in_evidence: frozenset[str] = frozenset(),
     properties: frozenset[str] = frozenset(),
+    compatible_in_evidence: frozenset[str] = frozenset(),
 ) -> tuple[list[tuple[str, str, str, str]], set[str]]:
     """The code that reads ``names``: ``store.readers_of(names)``, where holding an object
     is not reading all of its attributes, plus the code that reads the attributes by name.
@@ -162,7 +163,8 @@ def _readers(
       reads any of them.
     - Code that only calls ``x.f(...)`` for a changed function ``f`` in
       ``called_in_evidence`` (by :func:`member_tail`; its covering tests are selected) is
-      not a reader, nor, for a dunder method Python calls, a holder of its class: a call that
+      not a reader (nor, for a dunder method Python calls in ``compatible_in_evidence``, whose
+      every old call binds as before, a holder of its class): a call that
       reaches ``f`` runs its body, and one that reaches another ``f`` is not affected.
     - The same for ``x.p`` of a changed plain property ``C.p`` in ``properties`` (by
       :func:`member_tail`): a read through an instance ran its getter. ``.p`` stays read
@@ -215,7 +217,8 @@ def _readers(
         for n in names
         if n.rpartition(".")[2].startswith("__")
         and not n.endswith(".__doc__")
-        and member_tail(n) not in called_in_evidence  # a method whose calls ran its body
+        # a method whose calls ran its body, each old call binding as before
+        and member_tail(n) not in compatible_in_evidence
     } - functions
     leaves = {n.rpartition(".")[2] for n in names - props}
     read_by_getter = {n.rpartition(".")[2] for n in props} - leaves
@@ -231,7 +234,9 @@ def _readers(
     dropped = held_modules | (
         ((classes - open_members) | functions) - implicit if indexed else set()
     )
-    tests_code = {row[0] for row in rows if row[3] in functions & called and _in_tests(row[0])}
+    # test code holding a property's class may set it, or read it by a name no index sees
+    held_in_tests = (functions & called) | {_parent(n) for n in props}
+    tests_code = {row[0] for row in rows if row[3] in held_in_tests and _in_tests(row[0])}
     out = [
         row
         for row in rows
@@ -242,6 +247,7 @@ def _readers(
     # it calls, which its own evidence shows
     data = {n for n in names if _parent(n) in classes | held_modules}
     objects = bool(data - store.functions_among(data)) if data else False
+    objects = objects or bool(props)  # a property is an object in ``vars(C)``
     for fid, attr in attr_rows or ():
         if attr in held_by_tests and not _in_tests(fid):
             continue
@@ -268,6 +274,7 @@ def select_readers(
     rebinds: bool = False,
     gate: ReadGate | None = None,
     properties: frozenset[str] = frozenset(),
+    compatible_in_evidence: frozenset[str] = frozenset(),
 ) -> None:
     """Tests of the functions that read ``names``. A module or class body that reads them at
     import time is followed through the names its statement binds (``Y = X * 2`` makes ``Y``
@@ -287,7 +294,9 @@ def select_readers(
         plain: dict[str, set[str]] = defaultdict(set)
         bodies: dict[str, tuple[str, str, str]] = {}
         props = properties if rounds == 1 else frozenset()
-        rows, ungated = _readers(store, pending, open_classes, called_in_evidence, props)
+        rows, ungated = _readers(
+            store, pending, open_classes, called_in_evidence, props, compatible_in_evidence
+        )
         for fid, qualname, dotted, ref in rows:
             if qualname == MODULE_SCOPE or qualname.endswith(f".{CLASS_BODY}"):
                 bodies[fid] = (qualname, dotted, ref)

@@ -37,7 +37,13 @@ FILES = {
         "from pkg.grid import Grid, corners_of\nfrom pkg.shapes import Square\n\n\n"
         "def test_square_corners():\n    assert Square(1).corners == 4\n\n\n"
         "def test_corners_is_a_property():\n    assert isinstance(Square.corners, property)\n\n\n"
-        "def test_grid_corners():\n    assert corners_of(Grid()) == 0\n"
+        "def test_grid_corners():\n    assert corners_of(Grid()) == 0\n\n\n"
+        "def test_corners_through_type():\n    from pkg.kinds import KINDS\n\n"
+        "    assert type(KINDS['square'](1)).corners.fset is None\n\n\n"
+        "def test_corners_read_only():\n    import pytest\n\n"
+        "    with pytest.raises(AttributeError):\n        Square(1).corners = 5\n\n\n"
+        "def test_needs_a_side():\n    import pytest\n\n"
+        "    with pytest.raises(TypeError):\n        Square()\n"
     ),
     "pkg/docs.py": (
         "import inspect\n\nfrom pkg.shapes import scaled\n\n\n"
@@ -353,14 +359,32 @@ def test_a_property_made_a_method_selects_who_read_it_not_every_reader_of_its_na
     guard: Guard, tree: Path
 ) -> None:
     """Every read of ``Square(1).corners`` ran the getter (its evidence); a read through the
-    class is the class's holders'. ``corners_of(Grid())`` reads ``.corners`` of another
-    class: not a reader."""
+    class (by its name, ``type(x)``) runs none, nor does setting it in a test that holds the
+    class. ``corners_of(Grid())`` reads ``.corners`` of another class: not a reader."""
     edit(tree, "pkg/shapes.py", "    @property\n    def corners(", "    def corners(")
     d = guard.check()
-    instance, through_class = (
-        "tests/test_corners.py::test_square_corners",
-        ("tests/test_corners.py::test_corners_is_a_property"),
-    )
-    assert {instance, through_class} <= set(d.tests), d.reasons
+    failing = {
+        "tests/test_corners.py::test_square_corners",  # ran the getter
+        "tests/test_corners.py::test_corners_is_a_property",  # names the class
+        "tests/test_corners.py::test_corners_through_type",  # a class object: type(x).corners
+        "tests/test_corners.py::test_corners_read_only",  # holds the class, sets .corners
+    }
+    assert failing <= set(d.tests), d.reasons
     assert "tests/test_corners.py::test_grid_corners" not in d.tests, d.reasons
-    assert sorted(guard.run(stream=False).failed) == sorted([instance, through_class])
+    assert set(guard.run(stream=False).failed) == failing
+
+
+def test_an_optional_parameter_made_so_selects_the_test_that_called_it_wrongly_on_purpose(
+    guard: Guard, tree: Path
+) -> None:
+    """``Square()`` raised TypeError before ``__init__``'s body ran: not in its evidence. A
+    changed body and signature keep the holders of the class as readers of ``__init__``."""
+    edit(
+        tree,
+        "pkg/shapes.py",
+        "def __init__(self, side, unit=1):\n        self.side = side * unit",
+        "def __init__(self, side=None, unit=1):\n        self.side = (side or 1) * unit",
+    )
+    d = guard.check()
+    assert "tests/test_corners.py::test_needs_a_side" in d.tests, d.reasons
+    assert "tests/test_corners.py::test_needs_a_side" in guard.run(stream=False).failed

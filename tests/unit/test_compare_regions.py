@@ -763,3 +763,17 @@ def test_an_attribute_read_through_a_class_object_is_marked(
     (fn,) = [r for r in extract_regions("m.py", source).functions()]
     assert "p" in fn.attributes
     assert ("p^" in fn.attributes) is through_class
+
+
+@pytest.mark.parametrize(
+    ("body", "read"),
+    [
+        ("return operator.attrgetter('limits.MAX')(x)", {"limits", "MAX"}),
+        ("return operator.methodcaller('close')(x)", {"close"}),
+        ("return '{0.MAX} of {x.unit[0]:{x.width}}'.format(x, x=x)", {"MAX", "unit", "width"}),
+    ],
+)
+def test_attributes_named_in_string_literals_are_read(body: str, read: set[str]) -> None:
+    """A name no attribute node spells: ``attrgetter``, ``methodcaller``, a format string."""
+    (fn,) = extract_regions("m.py", f"import operator\n\n\ndef f(x):\n    {body}\n").functions()
+    assert read <= fn.attributes

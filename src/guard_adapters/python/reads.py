@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import string
 import sys
 
 from guard_adapters.python.syntax import DefNode, FunctionNode, last_name, own_nodes
@@ -330,6 +331,8 @@ def attribute_read_spans(
             name = last_name(n.func)
             for patched in _patched(n, name):
                 add(patched, n)
+            for by_text in _named_in_strings(n, name):  # attrgetter("a.b"), "{0.a}".format
+                add(by_text, n)
             if name in ("getattr", "hasattr", "setattr", "delattr", "object") and len(n.args) >= 2:
                 key = n.args[1]
                 text = key.value if isinstance(key, ast.Constant) else None
@@ -350,6 +353,38 @@ def attribute_read_spans(
                 here = _spelling(n.func) in recorded and id(n) not in elsewhere
                 add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
+
+
+def _named_in_strings(call: ast.Call, name: str) -> set[str]:
+    """Attributes a call reads by names written in string literals: ``attrgetter("a.b")``,
+    ``methodcaller("m")``, and the fields of a literal format string (``"{0.a}".format``)."""
+    texts = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if name in ("attrgetter", "methodcaller"):
+        return {part for text in texts[: 1 if name == "methodcaller" else None]
+                for part in text.split(".") if part}  # fmt: skip
+    func = call.func
+    if name in ("format", "format_map") and isinstance(func, ast.Attribute):
+        template = func.value
+        if isinstance(template, ast.Constant) and isinstance(template.value, str):
+            return _format_fields(template.value)
+    return set()
+
+
+def _format_fields(template: str) -> set[str]:
+    """The attribute names a format string's fields read (``{0.a.b}``, ``{x.a[0]}``, and
+    the fields nested in a format spec)."""
+    out: set[str] = set()
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return out
+    for _, field, spec, _ in parsed:
+        for part in (field or "").replace("[", ".[").split(".")[1:]:
+            if part and not part.startswith("["):
+                out.add(part)
+        if spec and "{" in spec:
+            out |= _format_fields(spec)
+    return out
 
 
 def _takes_a_class(node: ast.AST) -> bool:
