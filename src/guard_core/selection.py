@@ -6,7 +6,7 @@ Pure logic over the graph-store port. Every rule adds tests with a :class:`Reaso
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -327,10 +327,7 @@ def select_readers(
         for fid, refs in plain.items():
             via = f"{fid} reads {', '.join(sorted(refs))}"
             edges = evidence.get(fid, by_fn.get(fid, []))
-            gated = gated_edges(edges, lines.get(fid))
-            if value_gate:
-                gated = recorded_edges(gated, refs, pending)
-            for e in gated:
+            for e in gated_edges(edges, refs, lines.get(fid), pending if value_gate else None):
                 selection.add(e.test, Reason("reads-changed-name", via, e.confidence))
         select_memo_users(store, plain, selection, min_confidence)
         pending = names_closure(store, follow - seen) - seen
@@ -359,28 +356,45 @@ def read_lines_of(
     reads: Mapping[str, set[str]],
     ungated: set[str],
     changed_files: frozenset[str],
-) -> dict[str, frozenset[int]]:
+) -> dict[str, dict[str, frozenset[int]]]:
     """For each reader whose every read in ``reads`` has recorded lines: the lines that make
-    them. Left out (never gated): ``ungated`` readers, readers in ``changed_files`` (their
+    each read. Left out (never gated): ``ungated`` readers, readers in ``changed_files`` (their
     index and their evidence may describe different versions of the file), and any reader
     with a read the index keeps no lines for (a name a star import binds, an older index)."""
     wanted = [f for f in reads if f not in ungated and split_id(f)[0] not in changed_files]
     known = store.read_lines(wanted) if wanted else {}
-    out: dict[str, frozenset[int]] = {}
+    out: dict[str, dict[str, frozenset[int]]] = {}
     for fid in wanted:
         by_name = known.get(fid, {})
         if all(by_name.get(ref) for ref in reads[fid]):
-            out[fid] = frozenset().union(*(by_name[ref] for ref in reads[fid]))
+            out[fid] = {ref: by_name[ref] for ref in reads[fid]}
     return out
 
 
-def gated_edges(edges: Sequence[CoverEdge], lines: frozenset[int] | None) -> list[CoverEdge]:
-    """The edges whose test executed one of ``lines`` (the lines that make a reader's reads):
-    a read on a statement a test never ran read nothing for it. Without lines (None), and for
-    an edge that does not know its lines, every edge stays."""
-    if not lines:
-        return list(edges)
-    return [e for e in edges if not e.lines or not e.lines.isdisjoint(lines)]
+def gated_edges(
+    edges: Sequence[CoverEdge],
+    refs: set[str],
+    lines: Mapping[str, frozenset[int]] | None = None,
+    names: Collection[str] | None = None,
+) -> list[CoverEdge]:
+    """The edges of a reader whose test read one of ``names`` through ``refs``. With ``lines``
+    (per read, the lines that make it), a test made only the reads whose lines it executed: a
+    read on a statement it never ran read nothing for it, so a test that ran only a recorded
+    reflective call is judged by what its run gave that call, whatever the reader's other
+    statements read. With ``names`` (the index and the evidence describe one tree), reads that
+    are all recorded reflective calls count only where the run gave them one of ``names``
+    (see :func:`recorded_edges`). Without lines, or for an edge that does not know its lines,
+    every read counts."""
+    out = []
+    for e in edges:
+        ran = (
+            refs
+            if not lines or not e.lines
+            else {r for r in refs if not lines[r].isdisjoint(e.lines)}
+        )
+        if ran and (names is None or recorded_edges([e], ran, names)):
+            out.append(e)
+    return out
 
 
 def changed_source_files(cs: ChangeSet) -> list[str]:

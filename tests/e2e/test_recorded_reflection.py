@@ -38,6 +38,14 @@ FILES = {
         "def defaults(fn):\n"
         "    return [p.default for p in inspect.signature(fn).parameters.values()]\n"
     ),
+    # a reader in a module of its own: readers in a changed file are never line-gated
+    "pkg/describe.py": (
+        "import inspect\n\n\n"
+        "def declared(fn, own=False):\n"
+        "    if own:\n"
+        "        return str(fn.__signature__)\n"
+        "    return str(inspect.signature(fn))\n"
+    ),
     "pkg/defaults.py": (
         "class Conf:\n    mode = 'fast'\n    other = 1\n\n\nKEY = 'mode'\n\n\n"
         "def pick(value=getattr(Conf, KEY)):\n    return value\n"
@@ -54,10 +62,15 @@ FILES = {
         "def test_leave():\n    assert Shell().run('leave') == 'bye'\n"
     ),
     "tests/test_introspect.py": (
-        "from pkg.introspect import arity, defaults, scale\n\n\n"
+        "from pkg.describe import declared\nfrom pkg.introspect import arity, defaults, scale\n\n\n"
         "def test_arity_of_a_lambda():\n    assert arity(lambda x: x) == 1\n\n\n"
         "def test_defaults_of_scale():\n    assert defaults(scale)[1] == 2\n\n\n"
-        "def test_scale():\n    assert scale(3, 1) == 3\n"
+        "def test_scale():\n    assert scale(3, 1) == 3\n\n\n"
+        "def test_declared_of_a_lambda():\n    assert declared(lambda x: x) == '(x)'\n\n\n"
+        "def test_declared_of_a_spec():\n"
+        "    from unittest import mock\n\n"
+        "    spec = mock.create_autospec(scale)\n"
+        "    assert declared(spec, own=True) == '(x, factor=2)'\n"
     ),
 }
 
@@ -75,10 +88,14 @@ def _tests(names: tuple[str, ...]) -> set[str]:
         # a rename under string dispatch breaks the test whose command reached it
         ("pkg/lookup.py", "def do_leave", "def do_exit",
          ("test_lookup.py::test_leave",), ("test_lookup.py::test_colour",)),
-        # a changed default: read by the test that introspects scale, not by the lambda's
+        # a changed default: read by the test that introspects scale, not by the lambda's;
+        # a test that ran the reader's plain `fn.__signature__` read (a spec of scale) read
+        # it whatever its run introspected, the lambda's test ran only the recorded call
         ("pkg/introspect.py", "factor=2", "factor=5",
-         ("test_introspect.py::test_defaults_of_scale",),
-         ("test_introspect.py::test_arity_of_a_lambda",)),
+         ("test_introspect.py::test_defaults_of_scale",
+          "test_introspect.py::test_declared_of_a_spec"),
+         ("test_introspect.py::test_arity_of_a_lambda",
+          "test_introspect.py::test_declared_of_a_lambda")),
         # a default looked up where the function is defined: not in the function's own record
         ("pkg/defaults.py", "mode = 'fast'", "mode = 'slow'", ("test_defaults.py::test_pick",),
          ()),
