@@ -10,6 +10,8 @@ import os
 import random
 import sys
 import threading
+import types
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -265,22 +267,25 @@ def test_what_a_dependency_draws_or_reads_per_process_digests_alike_and_nothing_
     assert Digest(set()).of(keys[0]) != Digest(set()).of(keys[1])  # the repository's: whole
 
 
-def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_caches(
+def test_a_dependencys_copy_of_a_loaded_module_leaves_out_the_originals_values(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """coverage.py keeps copies of ``os`` and ``sys`` (``isolate_module``) that share the
-    import system's tables: ``sys.path_importer_cache`` lists directories as they are when
-    looked at, no state of either; what else the copy holds still is (a table of its own under
-    a cache's name too), and a copy in the repository's own state is compared whole."""
+    original's values: those are compared where the original's globals are, each by its
+    name (``sys.path_importer_cache`` lists directories as they are when looked at, a cache
+    left out there; ``sys.meta_path`` holds pytest's rewriter). What the copy holds of its own
+    is its state (a table under a cache's name too), and a copy in the repository's own state
+    is compared whole."""
     from coverage.misc import isolate_module
 
     copy = isolate_module(sys)
     before, whole = external().of(copy), Digest(set()).of(copy)
     monkeypatch.setitem(sys.path_importer_cache, str(tmp_path), None)
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, object()])
+    monkeypatch.setattr(copy, "meta_path", sys.meta_path)
     assert external().of(copy) == before
     assert Digest(set()).of(copy) != whole
-    monkeypatch.setattr(sys, "dont_write_bytecode", not sys.dont_write_bytecode)
-    monkeypatch.setattr(copy, "dont_write_bytecode", sys.dont_write_bytecode)
+    monkeypatch.setattr(copy, "dont_write_bytecode", not sys.dont_write_bytecode)
     assert external().of(copy) != before
     # a table of the copy's own under a cache's name (a namespace that only shares the name)
     tables = [{**sys.path_importer_cache, name: None} for name in ("a", "b")]
@@ -343,3 +348,62 @@ def test_process_settings_an_import_can_change_are_state() -> None:
             assert process_state(Digest(set()))["int digits"] != before["int digits"]
         finally:
             sys.set_int_max_str_digits(digits)
+
+
+def _super_caller(tmp_path: Any, monkeypatch: Any, text: str, get: str) -> str:
+    """The digest of ``get`` (a dotted path in the module) once ``text`` is imported as the
+    repository module ``pkgsup`` from one file."""
+    path = tmp_path / "pkgsup.py"
+    path.write_text(text)
+    module = types.ModuleType("pkgsup")
+    module.__file__ = str(path)
+    monkeypatch.setitem(sys.modules, "pkgsup", module)
+    exec(compile(text, str(path), "exec", dont_inherit=True), module.__dict__)
+    found: Any = module
+    for part in get.split("."):
+        found = getattr(found, part)
+    return Digest({"pkgsup"}).of(found)
+
+
+BOUND = "class C(dict):\n    LIMIT = {n}\n\n    def __init__(self):\n        super().__init__()\n"
+BUILT = (
+    "def build():\n"
+    "    class C(dict):\n        LIMIT = {n}\n\n"
+    "        def __init__(self):\n            super().__init__()\n\n"
+    "    return C\n\n\nBuilt = build()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "get", "alike"),
+    [(BOUND, "C.__init__", True), (BUILT, "Built.__init__", False)],
+    ids=["bound-by-name", "built-by-a-function"],
+)
+def test_a_super_callers_class_cell_is_its_class_by_name_where_it_is_compared_apart(
+    tmp_path: Any, monkeypatch: Any, text: str, get: str, alike: bool
+) -> None:
+    """A method that calls ``super()`` closes over its class. A class bound by its name is
+    compared there member by member: a change to another of its members is not a change to
+    every ``super()`` caller. A class bound by no name is compared nowhere else: whole."""
+    one, two = (_super_caller(tmp_path, monkeypatch, text.format(n=n), get) for n in (1, 2))
+    assert (one == two) is alike
+
+
+def test_which_test_modules_pytests_rewriter_rewrote_is_no_state_what_an_import_asks_is() -> None:
+    """The probe serves the base's text of a changed test module past pytest's assertion
+    rewriter, so the two sides' rewriters differ in the modules they rewrote: no state. A
+    ``register_assert_rewrite`` an import made is."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    class Ini:  # a configuration without pytest's ini: the rewriter's default patterns
+        def getini(self, name: str) -> Any:
+            raise ValueError(name)
+
+    config: Any = Ini()
+    hooks = [AssertionRewritingHook(config) for _ in range(3)]
+    hooks[1]._rewritten_names["test_cli"] = Path("tests/test_cli.py")
+    hooks[1]._marked_for_rewrite_cache["test_cli"] = True
+    hooks[2].mark_rewrite("pkg.helpers")
+    one, rewrote, registered = (external().of(h) for h in hooks)
+    assert one == rewrote
+    assert one != registered

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Collection, Iterator
 from typing import Any, cast
 
+from guard_adapters.imports.c_fields import fields_in_c, slots_of
 from guard_adapters.imports.definition_sites import DefinitionSites
 
 try:
@@ -55,6 +56,9 @@ HARNESS = {
     "_pytest.config.Config": ("pluginmanager", "option", "_inicache"),
     "_pytest.main.Session": ("config", "testscollected", "testsfailed"),
     "_pytest.config.PytestPluginManager": ("_name2plugin",),
+    # which test modules it rewrote depends on how they were loaded (the probe serves the
+    # base's text past it): what an import asks of it is ``register_assert_rewrite``
+    "_pytest.assertion.rewrite.AssertionRewritingHook": ("config", "fnpats", "_must_rewrite"),
 }
 # what a thread holds that differs from one run to the next (its ident, locks, stderr)
 THREAD_RUN = {
@@ -157,7 +161,7 @@ class Digest:
         elif issubclass(kind, types.ModuleType):
             yield obj.__name__
             if sys.modules.get(obj.__name__) is not obj:  # a namespace built, not imported
-                yield from self._attrs(obj, skip=self._shared_caches(obj))
+                yield from self._attrs(obj, skip=self._shared_with_original(obj))
         elif issubclass(kind, (tuple, list)):
             sequence: Any = tuple if issubclass(kind, tuple) else list
             yield from (self.of(x) for x in sequence.__iter__(obj))
@@ -205,20 +209,16 @@ class Digest:
         else:
             yield from self._object(obj, kind)
 
-    def _shared_caches(self, copy: types.ModuleType) -> set[str]:
+    def _shared_with_original(self, copy: types.ModuleType) -> set[str]:
         """A dependency's copy of a loaded module (coverage.py isolates ``os`` and ``sys``)
-        shares the original's tables: a cache left out of the original is no state in the copy
-        either while it is the very same object (``sys.path_importer_cache`` lists folders as
-        they are when looked at)."""
+        shares the original's values: one that is the original's very object is compared
+        where the original's globals are, each by its name (a cache left out there, a value
+        that varies from one import to the next told as such), not once more in the copy."""
         original = sys.modules.get(copy.__name__)
-        if self.strict or original is None:
+        if self.strict or original is None or original is copy:
             return set()
-        own, theirs = vars(copy), vars(original)
-        return {
-            k
-            for m, k in PURE_CACHES
-            if m == copy.__name__ and k in own and k in theirs and own[k] is theirs[k]
-        }
+        theirs = vars(original)
+        return {k for k, v in list(vars(copy).items()) if k in theirs and theirs[k] is v}
 
     def _attrs(self, obj: object, skip: Collection[str] = ()) -> Iterator[str]:
         own = _own(obj, "__dict__")
@@ -238,7 +238,7 @@ class Digest:
             yield f"started={_own(obj, '_started').is_set()} alive={alive}"
         else:
             yield from self._attrs(obj)
-        slots = _slots(kind)
+        slots = slots_of(kind)
         for slot in slots:
             value = _own(obj, slot, _UNSET)
             yield f"{slot}={self.of(value)}" if value is not _UNSET else f"{slot} unset"
@@ -256,7 +256,7 @@ class Digest:
         """What a base written in C keeps besides ``__dict__`` (an SSL context's settings, a
         socket's timeout): its fields that read as plain values (not one computed anew at
         each read, as ``Decimal.imag``); an in-memory file's content."""
-        for field, descriptor in _fields_in_c(kind):
+        for field, descriptor in fields_in_c(kind):
             try:
                 value = descriptor.__get__(obj, kind)
             except Exception as exc:  # a closed file's: the same on both sides of one state
@@ -390,10 +390,25 @@ class Digest:
             yield self.of(code)
         yield self.of(fn.__defaults__)
         yield self.of(fn.__kwdefaults__)
-        yield self.of(fn.__closure__)
+        yield from self._closure(fn)
         yield self.of(fn.__doc__)
         yield self.of(fn.__dict__)
         yield self.of(getattr(fn, "__annotations__", None))
+
+    def _closure(self, fn: types.FunctionType) -> Iterator[str]:
+        """The cells a function closes over. The ``__class__`` cell of a method that calls
+        ``super()`` holds its own class: a repository class bound by its name is told by
+        that name, as bases are (its members are compared where it is bound, each by its
+        own name), so a change to one method is not a change to every ``super()`` caller."""
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            held = _own(cell, "cell_contents", _UNSET)
+            if name == "__class__" and isinstance(held, type) and self._compared_apart(held):
+                yield f"__class__={_name(held)}"
+            else:
+                yield self.of(cell)
+
+    def _compared_apart(self, cls: type) -> bool:
+        return cls.__module__ in self.repo_modules and _bound_by_name(cls)
 
     def _generated(self, filename: str) -> bool:
         """Code from no file on disk: what a file holds changes only with the file (a
@@ -438,34 +453,6 @@ def _hash(parts: list[str]) -> str:
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()
-
-
-_C_FIELDS: dict[type, list[tuple[str, Any]]] = {}
-
-
-def _fields_in_c(kind: type) -> list[tuple[str, Any]]:
-    """The fields that bases of ``kind`` written in C define (their data descriptors, but
-    ``object``'s; a class statement's ``__slots__`` are read as slots)."""
-    found = _C_FIELDS.get(kind)
-    if found is None:
-        found = [
-            (f"{base.__name__}.{name}", member)
-            for base in kind.__mro__
-            if base is not object and "__slots__" not in vars(base)
-            for name, member in sorted(vars(base).items())
-            if not name.startswith("__")
-            and isinstance(member, (types.GetSetDescriptorType, types.MemberDescriptorType))
-        ]
-        _C_FIELDS[kind] = found
-    return found
-
-
-def _slots(kind: type) -> list[str]:
-    out: list[str] = []
-    for klass in kind.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        out.extend([slots] if isinstance(slots, str) else slots)
-    return [s for s in out if s not in ("__dict__", "__weakref__")]
 
 
 def _safe_repr(obj: object) -> str:
