@@ -120,3 +120,14 @@ def test_a_readable_state_is_needed() -> None:
     unreadable = copy.deepcopy(BASE)
     unreadable["unreadable"] = ["werkzeug.local.LocalProxy"]
     assert compare_states(BASE, unreadable).changed is None
+
+
+def test_the_modules_pytests_rewriter_rewrote_differ_only_in_the_changed_files() -> None:
+    """The base's import gets a changed test module's text past pytest's assertion rewriter:
+    that module is rewritten on one side only. Any other module rewritten on one side only
+    (an import now ahead of its ``register_assert_rewrite``) runs other assertions."""
+    old = {**copy.deepcopy(BASE), "rewritten": ["/r/tests/test_a.py"]}
+    new = {**copy.deepcopy(BASE), "rewritten": ["/r/tests/test_a.py", "/r/tests/test_b.py"]}
+    assert compare_states(old, new, served={"/r/tests/test_b.py"}).changed == frozenset()
+    unknown = compare_states(old, new, served={"/r/pkg/__init__.py"})
+    assert unknown.changed is None and "rewriter" in unknown.detail

@@ -147,7 +147,10 @@ class SubprocessImportProbe:
                 noise[p] = new_noise & (base_noise or set())
                 if new_noise or base_noise:
                     self._noisy.add(noise_keys[p])
-        return merge_states([compare_states(olds[p], news[p], noise.get(p, ())) for p in projects])
+        changed = frozenset(os.path.realpath(self.repo / f.path) for f in change.files)
+        return merge_states(
+            [compare_states(olds[p], news[p], noise.get(p, ()), changed) for p in projects]
+        )
 
     def _agains(
         self, project: str, base_key: str, old_sources: dict[str, str], old_now: bool
@@ -339,10 +342,13 @@ def merge_states(states: Sequence[ImportState]) -> ImportState:
     )
 
 
-def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> ImportState:
+def compare_states(
+    old: Result, new: Result, noise: Collection[str] = (), served: Collection[str] = ()
+) -> ImportState:
     """The names whose state differs, or None with the reason when anything but the
     repository's own module globals differs, apart from ``noise``: what differs between two
-    imports of the same code, on both sides (a start time, a thread id)."""
+    imports of the same code, on both sides (a start time, a thread id). ``served``: the
+    changed files, whose base text the base's import got past pytest's rewriter."""
     if old["errors"] != new["errors"]:
         failing = sorted(set(old["errors"].items()) ^ set(new["errors"].items()))
         return ImportState(None, f"importing {failing[0][0]} fails now, or fails otherwise")
@@ -361,6 +367,9 @@ def compare_states(old: Result, new: Result, noise: Collection[str] = ()) -> Imp
         return ImportState(None, f"a {unreadable[0]} built at import cannot be read")
     if old["state"].keys() != new["state"].keys() or old["outside"] != new["outside"]:
         return ImportState(None, "the change imports other modules")
+    rewritten = [set(side.get("rewritten", ())) - set(served) for side in (old, new)]
+    if rewritten[0] != rewritten[1]:
+        return ImportState(None, "pytest's assertion rewriter rewrites other modules now")
     # noise is a value that varies, never a name one import sets and the other does not
     differ = sorted(
         d for d in outside_differences(old, new) if d not in noise or not _on_both(d, old, new)

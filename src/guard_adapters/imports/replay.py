@@ -243,4 +243,17 @@ class Replay:
             "lines": self.calls.inside_lines(failed),
             "unserved": sorted(self.calls.rel(p) for p in self.overlay.unserved),
             "spawned": self.overlay.spawned,
+            "rewritten": rewritten_modules(),
         }
+
+
+def rewritten_modules() -> list[str]:
+    """The files of the modules pytest's assertion rewriter rewrote: the probe serves a
+    changed module's base text past it, so these are compared apart from the changed files
+    (its digest leaves them out)."""
+    paths: set[str] = set()
+    for finder in sys.meta_path:
+        rewritten = getattr(finder, "_rewritten_names", None)
+        if type(finder).__name__ == "AssertionRewritingHook" and isinstance(rewritten, dict):
+            paths.update(os.path.realpath(str(path)) for path in rewritten.values())
+    return sorted(paths)
