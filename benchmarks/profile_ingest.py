@@ -27,6 +27,7 @@ from _targets import sdist_repo, target_venv
 from evals.targets import TARGETS, python_of
 
 from guard_adapters.coverage.ingest import read_evidence, run_collector
+from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
@@ -48,7 +49,7 @@ def command(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Non
     subprocess.run(cmd, cwd=cwd, env=full, capture_output=True, check=False)
 
 
-def collector_run(repo: Path, python: str, env: dict[str, str]) -> tuple[Path, dict]:
+def collector_run(repo: Path, python: str, env: dict[str, str]) -> tuple[Path, CollectorPayload]:
     out = Path(tempfile.mkdtemp(prefix="guard-profile-"))
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

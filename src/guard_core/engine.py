@@ -314,9 +314,23 @@ class Engine:
         )
         overrides, level = level_of(selection)
         whole = self._floor(data, selection, level, overrides, vote)
+        decision = self._decision(cs, info, selection, level, overrides, vote, started)
+        return self._adjust(attrs.evolve(decision, whole_suite=whole), data.policy)
+
+    def _decision(
+        self,
+        cs: ChangeSet,
+        info: IngestInfo,
+        selection: Selection,
+        level: Level,
+        overrides: Sequence[Override],
+        vote: Vote,
+        started: float,
+    ) -> Decision:
+        """The decision of a selection the rules and the floor made, with its reasons."""
         tests = _runnable(cs, selection)
         total = self._test_count()
-        decision = Decision(
+        return Decision(
             level=level,
             trust=vote.trust,
             components=vote.components,
@@ -327,9 +341,7 @@ class Engine:
             change_set=cs,
             skipped_summary=self._skipped(total, len(tests), info, level),
             elapsed_ms=(time.perf_counter() - started) * 1000,
-            whole_suite=whole,
         )
-        return self._adjust(decision, data.policy)
 
     def _nothing_to_run(self, cs: ChangeSet, started: float) -> Decision:
         return Decision(

@@ -106,3 +106,15 @@ def test_no_module_in_src_is_too_long() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def test_the_decision_runs_rules_it_does_not_hold() -> None:
+    """Engine._decide runs the rule list and merges: a rule added inline would grow it."""
+    tree = ast.parse((SRC / "guard_core" / "engine.py").read_text(encoding="utf-8"))
+    decide = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name == "_decide"
+    )
+    assert decide.end_lineno is not None
+    assert decide.end_lineno - decide.lineno + 1 <= 40

@@ -9,10 +9,12 @@ import sys
 import types
 from collections import defaultdict
 
+import attrs
 import pytest
 
 from guard_adapters.coverage.charges import charge_consumed
-from guard_adapters.coverage.reflected import NameCodes, merge_reflected, recorded_files
+from guard_adapters.coverage.payload import CollectorPayload
+from guard_adapters.coverage.reflected import NameCodes, recorded_files
 from guard_adapters.falkordb.codec import decode_lines, decode_names, encode_edge
 from guard_adapters.pytest.reflection import UNNAMED, ReflectionRecorder, object_names
 from guard_core.evidence import RunEvidence, iter_edges
@@ -133,16 +135,19 @@ def test_an_edge_knows_its_names_only_where_every_call_was_recorded() -> None:
 
 
 def test_a_file_is_recorded_only_where_every_process_recorded_it() -> None:
-    payload: dict[str, object] = {}
-    merge_reflected(payload, {"reflect": {"active": True, "unrecorded": ["pkg/a.py"]}})
+    payload = CollectorPayload()
+    assert recorded_files(payload, {"t": {"pkg/b.py::g": 1}}, (), ("<memo>",)) == frozenset()
+    payload.add({"reflect": {"active": True, "unrecorded": ["pkg/a.py"]}})
     executed = {"t": {"pkg/a.py::f": 1, "pkg/b.py::g": 1}}
     assert recorded_files(payload, executed, (), ("<memo>",)) == {"pkg/b.py"}
     assert recorded_files(payload, executed, ("<memo>x",), ("<memo>",)) == frozenset()
-    preloaded = {**payload, "preloaded": ["pkg/b.py"]}  # imported before measuring began
+    preloaded = attrs.evolve(payload, preloaded=["pkg/b.py"])  # imported before measuring
     assert recorded_files(preloaded, executed, (), ("<memo>",)) == frozenset()
-    children = {**payload, "children": {"token": "t"}}  # a measured child ran code
+    children = attrs.evolve(payload, children={"token": "t"})  # a measured child ran code
     assert recorded_files(children, executed, (), ("<memo>",)) == frozenset()
-    merge_reflected(payload, {"reflect": {"active": False}})  # an xdist worker without it
+    payload.add({"reflect": {"active": False}})  # an xdist worker without it
+    assert recorded_files(payload, executed, (), ("<memo>",)) == frozenset()
+    payload.add({"reflect": {"active": True}})  # off once is off for the run
     assert recorded_files(payload, executed, (), ("<memo>",)) == frozenset()
 
 

@@ -26,7 +26,8 @@ import attrs
 from coverage import CoverageData
 
 from guard_adapters.coverage.charges import charge_consumed
-from guard_adapters.coverage.reflected import NameCodes, merge_reflected, recorded_files
+from guard_adapters.coverage.payload import CollectorPayload
+from guard_adapters.coverage.reflected import NameCodes, recorded_files
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
 from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
@@ -76,7 +77,7 @@ def run_collector(
     progress: Progress | None = None,
     project: str = "",
     may_be_empty: bool = False,
-) -> dict[str, Any]:
+) -> CollectorPayload:
     """Run pytest once under the collector plugin, from the folder of ``project`` (a
     subfolder with its own pytest configuration; "" the root's); return its payload.
     ``may_be_empty``: a run that collects no test is no failure (one project of several)."""
@@ -138,37 +139,7 @@ def run_collector(
             f"the previous evidence is kept.\n{tail}",
             hint="fix the collection error above, or pass the test arguments with --pytest-args",
         )
-    return read_payload(out)
-
-
-def read_payload(out: Path) -> dict[str, Any]:
-    """The collector's ``tests-*.json`` files in ``out`` (the main process and every
-    pytest-xdist worker), merged."""
-    payload: dict[str, Any] = {
-        "tests": {},
-        "opened": {},
-        "preloaded": [],
-        "spawned": [],
-        "consumed": {},
-        "children": {},
-    }
-    for result in sorted(out.glob("tests-*.json")):
-        part = json.loads(result.read_text(encoding="utf-8"))
-        payload["tests"].update(part.get("tests", {}))
-        payload["children"].update(part.get("children", {}))
-        payload["spawned"] = sorted({*payload["spawned"], *part.get("spawned", ())})
-        for ctx, labels in part.get("consumed", {}).items():
-            payload["consumed"].setdefault(ctx, []).extend(labels)
-        for ctx, paths in part.get("opened", {}).items():
-            payload["opened"].setdefault(ctx, []).extend(paths)
-        payload["preloaded"] = sorted({*payload["preloaded"], *part.get("preloaded", ())})
-        merge_reflected(payload, part)
-        for ctx, files in part.get("lines", {}).items():
-            for rel, lines in files.items():
-                payload.setdefault("lines", {}).setdefault(ctx, {}).setdefault(rel, []).extend(
-                    lines
-                )
-    return payload
+    return CollectorPayload.read(out)
 
 
 def _regions(root: Path, path: str, cache: dict[str, ModuleRegions | None]) -> ModuleRegions | None:
@@ -212,7 +183,7 @@ def _combine(parts: Sequence[Lines]) -> Lines:
     return out
 
 
-def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence:
+def read_evidence(root: Path, out: Path, payload: CollectorPayload) -> RunEvidence:
     """Executed ids and lines per context from the collector's data, then charged to tests."""
     by_context = _executed()
     cache: dict[str, ModuleRegions | None] = {}
@@ -233,7 +204,7 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                 owner, line = _placed(regions, line)
                 for ctx in contexts:
                     by_context[ctx][owner].add(line)
-    for ctx, files in payload.get("lines", {}).items():  # lines the collector kept itself
+    for ctx, files in payload.lines.items():  # lines the collector kept itself
         for rel, lines in files.items():
             regions = _regions(root, rel, cache)
             if regions is not None:
@@ -241,26 +212,24 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
                     owner, line = _placed(regions, line)
                     by_context[ctx][owner].add(line)
     names = NameCodes()
-    for ctx, files in payload.get("reflected", {}).items():
-        for rel, by_line in files.items():
+    for ctx, by_file in payload.reflected.items():
+        for rel, by_line in by_file.items():
             regions = _regions(root, rel, cache)
             if regions is not None:
-                for line, found in by_line.items():
-                    owner, _ = _placed(regions, int(line))
+                for at, found in by_line.items():
+                    owner, _ = _placed(regions, int(at))
                     by_context[ctx][owner].update(names.encode(found))
-    for path in payload.get("preloaded", ()):
+    for path in payload.preloaded:
         regions = _regions(root, path, cache)
         if regions is not None:
             for rid in regions.regions:
                 by_context[SESSION][rid].add(UNKNOWN_LINE)
-    for ctx, paths in payload.get("opened", {}).items():
+    for ctx, paths in payload.opened.items():
         for path in paths:  # data files are evidence under their own path
             by_context[ctx][path].add(UNKNOWN_LINE)
-    spawned = set(payload.get("spawned", ())) | _child_lines(root, out, payload, by_context, cache)
+    spawned = set(payload.spawned) | _child_lines(root, out, payload, by_context, cache)
     # what each context read from a cache another context filled: the fill's lines too
-    charge_consumed(
-        by_context, payload.get("consumed", {}), spawned, (MEMO, SEGMENT, FILL, OWN), OWN
-    )
+    charge_consumed(by_context, payload.consumed, spawned, (MEMO, SEGMENT, FILL, OWN), OWN)
     shared: Executed = defaultdict(set)
     session_ran: set[str] = set()
     collected: list[str] = []  # node id prefixes whose collection ran code
@@ -288,34 +257,32 @@ def read_evidence(root: Path, out: Path, payload: dict[str, Any]) -> RunEvidence
     spawners: set[str] = set()
     doctests: set[str] = set()
     total_ms = 0.0
-    for nodeid, info in payload.get("tests", {}).items():
+    for nodeid, info in payload.tests.items():
         tid = test_function_id(nodeid)
         if (
             everyone_spawns
             or nodeid in spawned
-            or spawned.intersection(info.get("fixtures", ()))
+            or spawned.intersection(info.fixtures)
             or any(
                 ctx.startswith(COLLECT) and _under(nodeid, ctx[len(COLLECT) :]) for ctx in spawned
             )
         ):
             spawners.add(tid)
-        if info.get("doctest"):
+        if info.doctest:
             doctests.add(tid)
         parts = [frozen(nodeid)] if nodeid in by_context else []
         parts.extend(frozen(COLLECT + prefix) for prefix in collected if _under(nodeid, prefix))
-        parts.extend(frozen(f) for f in info.get("fixtures", ()) if f in by_context)
+        parts.extend(frozen(f) for f in info.fixtures if f in by_context)
         if tid in executed:  # another parametrisation of the same test function
             parts.append(executed[tid])
         executed[tid] = _combine(parts)
-        total_ms += info.get("duration_ms", 0.0)
+        total_ms += info.duration_ms
         previous = outcomes.get(tid)
-        outcome = info.get("outcome", "passed")
+        outcome = info.outcome
         if outcome in ("failed", "error"):
-            failures[nodeid] = failure_signature(info.get("message", ""))
+            failures[nodeid] = failure_signature(info.message)
         if previous is None or outcome in ("failed", "error"):
-            outcomes[tid] = TestOutcome(
-                tid, outcome, info.get("duration_ms", 0.0), info.get("message", "")
-            )
+            outcomes[tid] = TestOutcome(tid, outcome, info.duration_ms, info.message)
     shared_only: dict[str, frozenset[str]] = {}
     everyone = {rid: frozenset(lines) for rid, lines in shared.items()}
     reflected: dict[str, dict[str, frozenset[str]]] = {}
@@ -360,7 +327,7 @@ def merge_projects(parts: Sequence[RunEvidence]) -> RunEvidence:
 def _child_lines(
     root: Path,
     out: Path,
-    payload: dict[str, Any],
+    payload: CollectorPayload,
     by_context: defaultdict[str, Executed],
     cache: dict[str, ModuleRegions | None],
 ) -> set[str]:
@@ -373,7 +340,7 @@ def _child_lines(
             part = json.loads(path.read_text(encoding="utf-8"))
             found[str(part.get("token"))].append(part)
     unmeasured: set[str] = set()
-    for token, ctx in payload.get("children", {}).items():
+    for token, ctx in payload.children.items():
         parts = found.get(token, [])
         if not parts or any(p.get("spawned", True) for p in parts):
             unmeasured.add(ctx)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from guard_adapters.coverage.payload import CollectorPayload
 from guard_core.model import split_id
 
 NAME_BASE = 1 << 31  # no line of a Python file is this far down
@@ -48,24 +49,8 @@ class NameCodes:
         return lines, names
 
 
-def merge_reflected(payload: dict[str, Any], part: Mapping[str, Any]) -> None:
-    """Adds one process's record to the merged payload: the names by context, file and line;
-    a file is recorded only where every process recorded it."""
-    for ctx, files in part.get("reflected", {}).items():
-        for rel, by_line in files.items():
-            into = payload.setdefault("reflected", {}).setdefault(ctx, {}).setdefault(rel, {})
-            for line, names in by_line.items():
-                into[line] = sorted({*into.get(line, ()), *names})
-    active = bool(part.get("reflect", {}).get("active"))
-    merged = payload.setdefault("reflect", {"active": active, "unrecorded": []})
-    merged["active"] = merged["active"] and active
-    merged["unrecorded"] = sorted(
-        {*merged["unrecorded"], *part.get("reflect", {}).get("unrecorded", ())}
-    )
-
-
 def recorded_files(
-    payload: Mapping[str, Any],
+    payload: CollectorPayload,
     executed: Mapping[str, Mapping[str, Any]],
     spawned: Iterable[str],
     charged_only: tuple[str, ...],
@@ -74,12 +59,11 @@ def recorded_files(
     process, or when a child process ran code for a cache fill (charged to tests that are not
     marked spawners); otherwise every file it ran but those whose module bound an
     introspection function the recorder does not wrap."""
-    reflect = payload.get("reflect", {})
-    if not reflect.get("active") or any(c.startswith(charged_only) for c in spawned):
+    if not payload.reflect_active or any(c.startswith(charged_only) for c in spawned):
         return frozenset()
-    if payload.get("children"):  # measured children ran code no recorder saw
+    if payload.children:  # measured children ran code no recorder saw
         return frozenset()
     files = {split_id(rid)[0] for ran in executed.values() for rid in ran if "::" in rid}
     # modules imported before measuring began ran their import-time calls unrecorded
-    unseen = {*reflect.get("unrecorded", ()), *payload.get("preloaded", ())}
+    unseen = {*payload.unrecorded, *payload.preloaded}
     return frozenset(files - unseen)

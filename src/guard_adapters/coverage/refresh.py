@@ -28,7 +28,8 @@ from pathlib import Path
 
 import attrs
 
-from guard_adapters.coverage.ingest import read_evidence, read_payload
+from guard_adapters.coverage.ingest import read_evidence
+from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.git.diff import read_at
 from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
 from guard_adapters.libcst.ingest import (
@@ -202,7 +203,7 @@ class CoverageRefresher:
     def _write(self, store: GraphStore, session: Session, result: RunResult, sha: str) -> str:
         started = time.perf_counter()
         out = Path(session.out.name)
-        evidence = read_evidence(self.repo, out, read_payload(out))
+        evidence = read_evidence(self.repo, out, CollectorPayload.read(out))
         ran = sorted(evidence.executed)
         if not ran:
             return "evidence not refreshed: the collector recorded no test"

@@ -18,7 +18,7 @@ from guard_adapters.python.modules import module_name
 from guard_adapters.python.slicer import file_role
 from guard_core.index_model import CallEdge, FileIndex
 from guard_core.model import FileRole
-from guard_core.ports import GraphStore
+from guard_core.ports import IndexWriter
 
 Progress = Callable[[int, int], None]
 _PARALLEL_FROM = 24  # below this many files a process pool costs more than it saves
@@ -134,7 +134,7 @@ def index_planned(
 
 
 def write_static(
-    store: GraphStore, plan: StaticPlan, indexed: Indexed, tree_sha: str | None = None
+    store: IndexWriter, plan: StaticPlan, indexed: Indexed, tree_sha: str | None = None
 ) -> StaticReport:
     """Write the index; ``tree_sha``: the commit whose tree it parsed (default HEAD), which
     a check compares with the evidence's before trusting the index's lines."""
@@ -163,7 +163,7 @@ def write_static(
 
 def ingest_static(
     repo: Path,
-    store: GraphStore,
+    store: IndexWriter,
     include_tests: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
