@@ -20,7 +20,6 @@ from evals.metrics import Outcome, Summary, summarise, time_saved
 from evals.pytest_run import SuiteRun, SuiteTimeout, run_pytest
 from evals.targets import WORK, Prepared, optional_install, prepare
 from evals.truth import TRUTH, Truth, TruthCache, ground_truth, serial, suite
-from guard_core.api import Guard
 
 Log = Callable[[str], None]
 
@@ -89,8 +88,14 @@ def ingest(prepared: Prepared) -> float:
     guard = Path(sys.executable).parent / "guard"
     started = time.perf_counter()
     subprocess.run(
-        [str(guard), "ingest-coverage", str(prepared.repo), "--python", str(prepared.python),
-         "--full"],
+        [
+            str(guard),
+            "ingest-coverage",
+            str(prepared.repo),
+            "--python",
+            str(prepared.python),
+            "--full",
+        ],
         check=True,
         capture_output=True,
     )
@@ -149,8 +154,8 @@ def measure(
     if any(cache.get(edit) is None for edit in edits):
         serial_baseline = suite(prepared, serial(prepared.target.pytest_args))
     guards = {
-        name: Guard.open(prepared.repo, **settings)
-        for name, settings in strategies.GUARD_VARIANTS.items()
+        name: strategies.guard_variant(prepared.repo, variant)
+        for name, variant in strategies.GUARD_VARIANTS.items()
     }
     for g in guards.values():
         g.check()  # warm: connection, plugin manager, imports

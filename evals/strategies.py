@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import closing
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 import attrs
 
@@ -18,6 +17,7 @@ from evals.pytest_run import run_pytest
 from evals.targets import Prepared
 from guard_core.api import Guard
 from guard_core.model import Level
+from guard_core.variant import Variant
 
 
 @attrs.frozen
@@ -88,13 +88,20 @@ def naive_guess(edit: Edit, universe: Universe, per_file: int = 2) -> Selection:
     return _by_file_name(edit, universe, guess)
 
 
-GUARD_VARIANTS: dict[str, dict[str, Any]] = {
-    "guard": {},
-    "guard-no-confidence": {"use_confidence": False},
-    "guard-no-widening": {"widening": False},
-    "guard-no-lines": {"line_evidence": False},
-    "guard-seed-policy": {"seed_policy": True},
+GUARD_VARIANTS: dict[str, Variant] = {
+    "guard": Variant(),
+    "guard-no-confidence": Variant(use_confidence=False),
+    "guard-no-widening": Variant(widening=False),
+    "guard-no-lines": Variant(line_evidence=False),
+    "guard-seed-policy": Variant(seed_policy=True),
 }
+
+
+def guard_variant(repo: Path, variant: Variant) -> Guard:
+    """Guard as a user runs it, with the harness's variant (no setting switches one)."""
+    guard = Guard.open(repo)
+    guard.variant = variant
+    return guard
 
 
 def guard_selection(guard: Guard) -> Selection:

@@ -36,6 +36,7 @@ from guard_core.model import (
 from guard_core.plugins import Plugins
 from guard_core.ports import Caller, EvidenceRefresher, GraphStore, Runner, RunResult
 from guard_core.unrun import unrun, unrun_note
+from guard_core.variant import DEFAULT, Variant
 
 log = get_logger("guard.api")
 
@@ -88,6 +89,9 @@ class RunPlan:
 
 class Guard:
     """Test selection for one repository."""
+
+    # the evaluation harness sets another before the first check, to measure a refinement
+    variant: Variant = DEFAULT
 
     def __init__(self, settings: Settings, plugins: Plugins) -> None:
         self.settings = settings
@@ -146,6 +150,7 @@ class Guard:
                 plugins=self.plugins,
                 environment=self.plugins.environment(self.settings),
                 imports=self.plugins.import_probe(self.settings),
+                variant=self.variant,
             )
         return self._engine
 

@@ -30,10 +30,6 @@ class Settings:
     subset_threshold: float = 0.8
     medium_threshold: float = 0.5
     min_confidence: float = 0.0  # COVERED_BY edges below this are ignored
-    use_confidence: bool = True  # ablation: --no-confidence
-    widening: bool = True  # ablation: --no-widening
-    seed_policy: bool = False  # ablation: the published policy without refinements
-    line_evidence: bool = True  # ablation: --no-lines selects every test of a changed function
     # import the repository's modules at the base and now, and let what their import built
     # stand for the import-time code a change touched (off: every importer of that code)
     import_probe: bool = True
@@ -99,11 +95,7 @@ _ENV = {
 _FLOATS = {"subset_threshold", "medium_threshold", "min_confidence"}
 _SECONDS = {"store_timeout", "store_query_timeout"}
 _BOOLS = {
-    "use_confidence",
-    "widening",
-    "seed_policy",
     "plugin_autoload",
-    "line_evidence",
     "refresh_evidence",
     "import_probe",
 }

@@ -46,7 +46,7 @@ from guard_core.ports import (
 from guard_core.read_cache import cached
 from guard_core.rules import RuleInput, builtin_rules, run_rules
 from guard_core.rules.calls import tests_of_files
-from guard_core.safety import forces_run_all, hard_overrides, widen
+from guard_core.safety import forces_run_all, hard_overrides
 from guard_core.selection import (
     ReadGate,
     Selection,
@@ -61,11 +61,12 @@ from guard_core.selection import (
 from guard_core.test_code import exists, gone_tests
 from guard_core.unexercised import ids_to_ask
 from guard_core.unexercised import unexercised as proved_unexercised
+from guard_core.variant import DEFAULT, Variant
+from guard_core.votes import NO_TRUST, adjusted, votes_of, widest
 
 log = get_logger("guard.engine")
 
 Fingerprint = Callable[[], str | None]
-NO_TRUST = TrustComponents(0.0, 0.0, 0.0)
 TEST_ROLES = (FileRole.TEST, FileRole.CONFTEST)
 
 
@@ -77,11 +78,6 @@ def _still_there(reader: EvidenceReader, choice: BaseChoice) -> bool:
     except Exception:
         return False
     return info.coverage_sha == choice.sha and (info.coverage_complete or not choice.complete)
-
-
-def _run_all_vote(detail: str, policy: str = "default") -> Vote:
-    why = (Override(OverrideKind.POLICY_ERROR, detail),)
-    return Vote(Level.RUN_ALL, 0.0, NO_TRUST, why, policy)
 
 
 def _runnable(cs: ChangeSet, selection: Selection) -> tuple[str, ...]:
@@ -98,10 +94,6 @@ def _runnable(cs: ChangeSet, selection: Selection) -> tuple[str, ...]:
     )
 
 
-def _widest(votes: Sequence[Vote]) -> Vote:
-    return max(votes, key=lambda v: (v.level.rank, -v.trust))
-
-
 class Engine:
     """Decides which tests a change needs, from a slicer, a graph store and trust policies."""
 
@@ -114,6 +106,7 @@ class Engine:
         plugins: Plugins | None = None,
         environment: Fingerprint | None = None,
         imports: ImportProbe | None = None,
+        variant: Variant = DEFAULT,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -122,6 +115,7 @@ class Engine:
         self.plugins = plugins
         self.environment = environment
         self.imports = imports
+        self.variant = variant
 
     # -- check ----------------------------------------------------------------------------------
 
@@ -205,7 +199,7 @@ class Engine:
         """The slicer's change set; a repository problem stays a clear error, any other
         failure is a change set that cannot be read (run-all)."""
         try:
-            return self.slicer.slice(repo, base)
+            return self.variant.sliced(self.slicer.slice(repo, base))
         except RepositoryError:
             raise
         except Exception as exc:
@@ -294,7 +288,7 @@ class Engine:
         if cs.is_empty and not pre:
             return self._nothing_to_run(cs, started)
         data = self._rule_input(cs, info, env_changed)
-        vote = _widest(self._votes(data.policy))
+        vote = widest(votes_of(self.policies, self.plugins, data.policy))
 
         def select(data: RuleInput) -> Selection:
             selection = Selection()
@@ -315,7 +309,7 @@ class Engine:
         overrides, level = level_of(selection)
         whole = self._floor(data, selection, level, overrides, vote)
         decision = self._decision(cs, info, selection, level, overrides, vote, started)
-        return self._adjust(attrs.evolve(decision, whole_suite=whole), data.policy)
+        return adjusted(self.plugins, attrs.evolve(decision, whole_suite=whole), data.policy)
 
     def _decision(
         self,
@@ -407,20 +401,22 @@ class Engine:
             unexercised=frozenset(unexercised),
             head_sha=cs.base,
             ingest=info,
-            seed_policy=s.seed_policy,
-            use_confidence=s.use_confidence,
-            widening=s.widening,
+            seed_policy=self.variant.seed_policy,
+            use_confidence=self.variant.use_confidence,
+            widening=self.variant.widening,
             subset_threshold=s.subset_threshold,
             medium_threshold=s.medium_threshold,
             environment_changed=env_changed,
         )
         policy = attrs.evolve(policy, hard=tuple(hard_overrides(policy)))
         # recorded lines are base-side lines only when the diff starts at the evidence commit
-        lines_apply = s.line_evidence and not s.seed_policy and cs.base == info.coverage_sha
+        v = self.variant
+        lines_apply = v.line_evidence and not v.seed_policy and cs.base == info.coverage_sha
         return RuleInput(
             change=cs,
             store=self.store,
             settings=s,
+            variant=self.variant,
             info=info,
             evidence=evidence,
             data_files=tuple(data),
@@ -450,43 +446,6 @@ class Engine:
             selection.overrides.append(
                 Override(OverrideKind.POLICY_ERROR, f"plug-in selection rule: {exc!r}")
             )
-
-    def _votes(self, data: PolicyInput) -> list[Vote]:
-        votes: list[Vote] = []
-        for policy in self.policies:
-            try:
-                votes.append(policy.vote(data))
-            except Exception as exc:  # a policy that raises votes for run-all
-                name = getattr(policy, "name", type(policy).__name__)
-                votes.append(_run_all_vote(f"{name}: {exc!r}", name))
-        if self.plugins is not None:
-            try:
-                votes += self.plugins.extra_votes(data)
-            except Exception as exc:
-                votes.append(_run_all_vote(f"plugin vote: {exc!r}"))
-        return votes or [_run_all_vote("no trust policy registered")]
-
-    def _adjust(self, decision: Decision, data: PolicyInput) -> Decision:
-        """Plug-ins' proposals, merged widest-wins: every proposal's tests stand; one that
-        drops an override or raises trust is refused."""
-        if self.plugins is None:
-            return decision
-        try:
-            proposals = self.plugins.adjust_decision(decision, data)
-        except Exception as exc:
-            log.warning("adjust_failed", error=repr(exc))
-            return decision
-        merged = decision
-        for proposal in proposals:
-            widened = widen(merged, proposal) if isinstance(proposal, Decision) else None
-            if widened is None:
-                log.warning(
-                    "adjustment_refused",
-                    reason="plug-ins may widen, never drop an override or raise trust",
-                )
-                continue
-            merged = widened
-        return merged
 
     @staticmethod
     def _skipped(total: int, selected: int, info: IngestInfo, level: Level) -> str:

@@ -63,3 +63,14 @@ def test_ingest_and_check_json_through_the_cli(tmp_path: Path, falkordb_url: str
     assert bad.returncode == 2 and "does not exist" in bad.stderr
     assert "Traceback" not in bad.stderr
     guard("ingest-static", str(repo), "--reset", env=env)  # leaves a clean graph behind
+
+
+def test_changes_slices_with_the_slicer_the_settings_name(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"pkg/m.py": "def f():\n    return 1\n"})
+    (repo / "pkg/m.py").write_text("def f():\n    return 2\n")
+    shown = guard("changes", "--repo", str(repo), "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert [f["path"] for f in json.loads(shown.stdout)["files"]] == ["pkg/m.py"]
+    other = guard("changes", "--repo", str(repo), env={"GUARD_SLICER": "elsewhere"})
+    assert other.returncode != 0
+    assert "no slicer adapter named 'elsewhere'" in other.stderr + other.stdout

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import jsonschema
 import pytest
 
@@ -19,6 +18,7 @@ from guard_adapters.coverage.ingest import ingest_coverage
 from guard_adapters.pytest.environment import fingerprint
 from guard_core.api import Guard
 from guard_core.model import Level
+from guard_core.variant import Variant
 from tests.conftest import make_repo
 from tests.e2e.conftest import without_import_probe
 from tests.integration.sample_project import FILES
@@ -75,6 +75,13 @@ def fresh_ingest(repo: Path, falkordb_url: str, label: str) -> Iterator[Guard]:
             g.store.clear()
 
 
+def seeded(g: Guard) -> Guard:
+    """``g``'s graph read under the seed's published policy (the harness's ablation)."""
+    literal = Guard(g.settings, g.plugins)
+    literal.variant = Variant(seed_policy=True)
+    return literal
+
+
 def edit(g: Guard, path: str, old: str, new: str) -> None:
     file = g.settings.repo / path
     text = file.read_text()
@@ -124,7 +131,7 @@ def test_template_edit_selects_the_test_that_reads_it(guard: Guard) -> None:
 def test_unexercised_function_adds_nothing_but_seed_policy_falls_back(guard: Guard) -> None:
     edit(guard, "pkg/core.py", "return -a", "return a")
     assert decide(guard).tests == ()
-    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    literal = seeded(guard)
     try:
         d = literal.check()
         assert d.level is Level.RUN_ALL
@@ -145,7 +152,7 @@ def test_environment_file_forces_run_all(guard: Guard) -> None:
 def test_test_files_are_run_all_under_the_seed_policy_only(guard: Guard, path: str) -> None:
     (guard.settings.repo / path).write_text((guard.settings.repo / path).read_text() + "\n# x\n")
     assert decide(guard).tests == ()
-    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    literal = seeded(guard)
     try:
         d = literal.check()
         assert d.level is Level.RUN_ALL and "test_files" in [o.kind for o in d.overrides]
@@ -221,7 +228,7 @@ def test_dynamic_dispatch_widens_to_the_module_tests_under_the_seed_policy(guard
         "return min(a + b, LIMIT)",
         "return min(getattr(a, '__add__')(b), globals()['LIMIT'])",
     )
-    literal = Guard(attrs.evolve(guard.settings, seed_policy=True), guard.plugins)
+    literal = seeded(guard)
     try:
         d = literal.check()
     finally:
@@ -433,12 +440,9 @@ def test_line_evidence_narrows_a_body_edit_to_the_tests_that_reach_it(
         breaks = any(s in new for s in ("3 * y", "- 2", "y = 7"))
         assert g.run(stream=False).exit_code == (1 if breaks else 0)
         with Guard.open(
-            repo,
-            env={},
-            falkordb_url=g.settings.falkordb_url,
-            graph=g.settings.graph,
-            line_evidence=False,
+            repo, env={}, falkordb_url=g.settings.falkordb_url, graph=g.settings.graph
         ) as wide:  # the ablation
+            wide.variant = Variant(line_evidence=False)
             assert len(wide.check().tests) == 2
 
 
@@ -461,7 +465,7 @@ def test_widening_skips_tests_tied_to_the_module_only_by_import_time_code(
         assert shared == {"tests/test_find.py::test_find": True,
                           "tests/test_other.py::test_other": True}  # fmt: skip
         edit(g, "pkg/registry.py", "if i == name", "if getattr(i, '__' + 'eq__')(name)")
-        literal = Guard(attrs.evolve(g.settings, seed_policy=True), g.plugins)  # widens always
+        literal = seeded(g)  # widens always
         try:
             d = literal.check()
         finally:

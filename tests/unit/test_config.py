@@ -44,7 +44,7 @@ def test_env_url_and_autoload_switch(tmp_path: Path) -> None:
     [
         ("[tool.guard]\nnope = 1\n", "unknown key 'nope'"),
         ("[tool.guard]\nsubset_threshold = 2\n", "must be within"),
-        ("[tool.guard]\nwidening = 'maybe'\n", "true or false"),
+        ("[tool.guard]\nimport_probe = 'maybe'\n", "true or false"),
         ("[tool.guard\n", "cannot read"),
         ("[tool.guard]\nsubset_threshold = 0.4\nmedium_threshold = 0.6\n", "must not exceed"),
     ],

@@ -24,6 +24,7 @@ from guard_core.model import (
 from guard_core.policy import DefaultTrustPolicy
 from guard_core.ports import FunctionFacts
 from guard_core.testing import FakeSlicer, FakeStore
+from guard_core.variant import Variant
 
 F = "pkg/a.py::f"
 G = "pkg/a.py::g"
@@ -57,12 +58,13 @@ def store(**kw: object) -> FakeStore:
 
 
 def engine(cs: ChangeSet, st: FakeStore | None = None, policies: list[object] | None = None,
-           **settings: object) -> Engine:  # fmt: skip
+           **variant: bool) -> Engine:  # fmt: skip
     return Engine(
-        Settings(repo=Path("."), **settings),
+        Settings(repo=Path(".")),
         st or store(),
         FakeSlicer(cs),  # type: ignore[arg-type]
         policies if policies is not None else [DefaultTrustPolicy()],
+        variant=Variant(**variant),
     )
 
 

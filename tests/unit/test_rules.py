@@ -32,6 +32,7 @@ from guard_core.rules.code import changed_regions, changed_test_code, removed_na
 from guard_core.rules.files import data_file_readers, doctests, folder_listers, spawners
 from guard_core.selection import Selection
 from guard_core.testing import FakeSlicer, FakeStore
+from guard_core.variant import Variant
 
 F = "pkg/a.py::f"
 MOD = "pkg/a.py::<module>"
@@ -43,18 +44,18 @@ def edge(fid: str, test: str) -> CoverEdge:
     return CoverEdge(fid, test, confidence=1.0, last_verified_sha="base")
 
 
-def rule_input(cs: ChangeSet, st: FakeStore, **settings: object) -> RuleInput:
+def rule_input(cs: ChangeSet, st: FakeStore, **variant: bool) -> RuleInput:
     evidence: dict[str, list[CoverEdge]] = {}
     for e in st.edges:
         evidence.setdefault(e.function, []).append(e)
-    s = Settings(repo=Path("."), **settings)  # type: ignore[arg-type]
-    policy = PolicyInput(cs, evidence, {}, frozenset(), "base", st.info, s.seed_policy)
-    return RuleInput(cs, st, s, st.info, evidence, (), (), policy)
+    v = Variant(**variant)
+    policy = PolicyInput(cs, evidence, {}, frozenset(), "base", st.info, v.seed_policy)
+    return RuleInput(cs, st, Settings(repo=Path(".")), st.info, evidence, (), (), policy, variant=v)
 
 
-def selected(rule: object, cs: ChangeSet, st: FakeStore, **settings: object) -> dict[str, str]:
+def selected(rule: object, cs: ChangeSet, st: FakeStore, **variant: bool) -> dict[str, str]:
     sel = Selection()
-    rule(rule_input(cs, st, **settings), sel)  # type: ignore[operator]
+    rule(rule_input(cs, st, **variant), sel)  # type: ignore[operator]
     return {t: rs[0].rule for t, rs in sel.reasons.items()}
 
 

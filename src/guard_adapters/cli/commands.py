@@ -23,9 +23,10 @@ if TYPE_CHECKING:
 @handle_errors
 def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
     """What the working-tree diff changed, region by region (the slicer's view)."""
-    from guard_adapters.python.slicer import GitSlicer
+    from guard_adapters.workspace import open_guard
 
-    cs = GitSlicer().slice(repo.resolve(), base)
+    with open_guard(repo, read_only=True, warn=False) as g:  # the slicer the settings name
+        cs = g.plugins.slicer(g.settings).slice(g.settings.repo, base)
     if as_json:
         emit_json(
             {
@@ -79,45 +80,6 @@ def changes_cmd(repo: Path, base: str | None, as_json: bool) -> None:
         click.echo("no changes against " + cs.base[:12])
 
 
-ablations = [
-    click.option(
-        "--no-confidence", is_flag=True, default=False, help="Ablation: ignore edge confidence."
-    ),
-    click.option(
-        "--no-widening", is_flag=True, default=False, help="Ablation: no dynamic widening."
-    ),
-    click.option(
-        "--seed-policy",
-        is_flag=True,
-        default=False,
-        help="Ablation: the published policy, without Guard's refinements.",
-    ),
-    click.option(
-        "--no-lines",
-        is_flag=True,
-        default=False,
-        help="Ablation: every test of a changed function, not only those that reached the edit.",
-    ),
-]
-
-
-def with_ablations(func: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(ablations):
-        func = option(func)
-    return func
-
-
-def _ablation_settings(
-    no_confidence: bool, no_widening: bool, seed_policy: bool, no_lines: bool
-) -> dict[str, Any]:
-    return {
-        "use_confidence": False if no_confidence else None,
-        "widening": False if no_widening else None,
-        "seed_policy": True if seed_policy else None,
-        "line_evidence": False if no_lines else None,
-    }
-
-
 def print_decision(decision: Decision, limit: int = 15, file: IO[str] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -163,23 +125,12 @@ def print_decision(decision: Decision, limit: int = 15, file: IO[str] | None = N
     show_default=True,
     help="markdown: a short summary for a CI step summary or a pull request.",
 )
-@with_ablations
 @handle_errors
-def check_cmd(
-    repo: Path,
-    base: str | None,
-    as_json: bool,
-    output: str,
-    no_confidence: bool,
-    no_widening: bool,
-    seed_policy: bool,
-    no_lines: bool,
-) -> None:
+def check_cmd(repo: Path, base: str | None, as_json: bool, output: str) -> None:
     """Which tests the working-tree diff needs, and why (runs nothing)."""
     from guard_adapters.workspace import open_guard
 
-    ablation = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    with open_guard(repo, read_only=True, **ablation) as g:
+    with open_guard(repo, read_only=True) as g:
         decision = g.check(base)
     if as_json or output == "json":
         emit_json(decision.to_json())
@@ -207,7 +158,6 @@ _run_options = [
         help="Re-measure the tests that run and, when they pass, move the evidence to this "
         "tree (default: on with the embedded server, off with a shared one).",
     ),
-    *ablations,
 ]
 
 
@@ -217,20 +167,11 @@ def with_run_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _open_for_run(
-    repo: Path,
-    python: str | None,
-    refresh: bool | None,
-    no_confidence: bool,
-    no_widening: bool,
-    seed_policy: bool,
-    no_lines: bool,
-) -> Guard:
+def _open_for_run(repo: Path, python: str | None, refresh: bool | None) -> Guard:
     """The Guard `guard run` (and its plan) work with, from the run options."""
     from guard_adapters.workspace import open_guard
 
-    overrides = _ablation_settings(no_confidence, no_widening, seed_policy, no_lines)
-    return open_guard(repo, python=python, refresh_evidence=refresh, **overrides)
+    return open_guard(repo, python=python, refresh_evidence=refresh)
 
 
 @guard.command("run")

@@ -220,9 +220,6 @@ class GitSlicer:
             flags += integrity_flags(entry.path, old_data, new_data)
         if role not in _CODE_ROLES or not entry.path.endswith(".py"):
             return changed, [], None
-        seed = self.settings is not None and self.settings.seed_policy
-        if role is not FileRole.SOURCE and seed:
-            return changed, [], None
         try:
             old = cached
             if old is None and old_data is not None:

@@ -11,6 +11,7 @@ from guard_core.config import Settings
 from guard_core.model import ChangeSet, CoverEdge, IngestInfo
 from guard_core.ports import EvidenceReader, PolicyInput
 from guard_core.selection import ReadGate, Selection
+from guard_core.variant import DEFAULT, Variant
 
 
 @attrs.frozen
@@ -32,11 +33,12 @@ class RuleInput:
     # when ``store`` leaves out what tests reached only through imports (replayed by the
     # import probe): the evidence with those edges, for what an import replay cannot show
     with_import_edges: EvidenceReader | None = None
+    variant: Variant = DEFAULT  # the harness's, to measure a refinement by its absence
 
     @property
     def refined(self) -> bool:
         """Whether Guard's refinements of the seed's policy apply (off in that ablation)."""
-        return not self.settings.seed_policy
+        return not self.variant.seed_policy
 
     @property
     def floor(self) -> float:

@@ -32,7 +32,7 @@ def tests_of_files(data: RuleInput, files: list[str]) -> list[str]:
 
 
 def dynamic_widening(data: RuleInput, selection: Selection) -> None:
-    if not data.settings.widening:
+    if not data.variant.widening:
         return
     for region in data.change.regions:
         if region.dynamic_dispatch and needs_widening(region, data.policy):
