@@ -8,6 +8,7 @@ import pytest
 from guard_core.errors import IngestError
 from guard_core.evidence import RunEvidence, ingest_coverage
 from guard_core.model import IngestInfo, TestOutcome
+from guard_core.ports import FunctionFacts
 from guard_core.testing import FakeStore
 
 T1, T2 = "tests/test_a.py::test_one", "tests/test_a.py::test_two"
@@ -30,7 +31,9 @@ class Scripted:
 
 
 def test_two_runs_give_confidence_by_share_and_find_the_flaky_test() -> None:
-    store = FakeStore(info=IngestInfo())
+    # the static index first: a store writes no edge of a function it does not have
+    indexed = {f: FunctionFacts(f, "pkg/m.py", True, False) for f in ("pkg/m.py::f", "pkg/m.py::g")}
+    store = FakeStore(info=IngestInfo(), functions=indexed)
     first = _run({T1: {"pkg/m.py::f": frozenset({3})}, T2: {"pkg/m.py::g": frozenset({7})}})
     second = _run({T1: {"pkg/m.py::f": frozenset({3})}, T2: {}}, failed=T2)
     report = ingest_coverage(store, Scripted([first, second]), sha="abc", runs=2)

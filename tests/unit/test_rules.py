@@ -31,7 +31,7 @@ from guard_core.rules.calls import dynamic_widening, memoised_callers
 from guard_core.rules.code import changed_regions, changed_test_code, removed_names
 from guard_core.rules.files import data_file_readers, doctests, folder_listers, spawners
 from guard_core.selection import Selection
-from guard_core.testing import FakeSlicer, FakeStore
+from guard_core.testing import FakeSlicer, FakeStore, FileNode
 from guard_core.variant import Variant
 
 F = "pkg/a.py::f"
@@ -124,6 +124,8 @@ def test_a_removed_name_selects_the_tests_of_its_importers() -> None:
         edges=[edge("pkg/b.py::<module>", T3)],
         tests=[T1, T2, T3],
         refs={"pkg/b.py::<module>": ["pkg.a.f"]},
+        # importers are the files with a `from pkg.a import f` (their aliases), as in the graph
+        files={"pkg/b.py": FileNode("pkg/b.py", "1", "pkg.b", aliases=(("pkg.b.f", "pkg.a.f"),))},
     )
     cs = ChangeSet(base="base", files=(SOURCE,), regions=(gone,))
     assert selected(removed_names, cs, st) == {T3: "imports-removed-name"}
@@ -159,11 +161,14 @@ def test_spawners_run_for_a_code_change_not_for_an_empty_one() -> None:
 
 
 def test_dynamic_dispatch_without_full_evidence_widens_to_the_module_tests() -> None:
+    g = "pkg/a.py::g"
     st = FakeStore(
-        edges=[edge(MOD, T2), edge(F, T1)],
+        # the module's tests: those that ran its functions; importing it (T3) makes none
+        edges=[edge(MOD, T3), edge(g, T2), edge(F, T1)],
         tests=[T1, T2, T3],
         functions={
             F: FunctionFacts(F, "pkg/a.py", True, False),
+            g: FunctionFacts(g, "pkg/a.py", False, False),
             MOD: FunctionFacts(MOD, "pkg/a.py", False, False),
         },
     )

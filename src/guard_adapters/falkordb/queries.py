@@ -291,9 +291,10 @@ class GraphQueries(GraphConnection):
     def aliases_of(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Re-exports: for each dotted name, the other names it is imported under (a
         ``from m import *`` re-exports every name of ``m``)."""
+        names = set(names)  # an iterator is read once
         out: dict[str, list[str]] = {}
         stars: dict[str, list[str]] = {}
-        for n in set(names):
+        for n in names:
             module = n.rpartition(".")[0]
             if module:
                 stars.setdefault(f"{module}.*", []).append(n)
