@@ -143,8 +143,8 @@ class FakeStore(FakeReads):
 
     def write_files(self, files: Sequence[FileIndex]) -> None:
         """Functions merged by id (their evidence stays); the functions and tests that left a
-        file go with their edges, tests of the file's path that coverage or a run created
-        included."""
+        file go with their edges: of the tests, only those an index wrote (a test only the
+        evidence knows, a doctest or one built at import, stays)."""
         self._check()
         if not files:
             return
@@ -161,7 +161,7 @@ class FakeStore(FakeReads):
             )
             keep = {t.id for t in f.tests}
             self._drop_tests(
-                t for t in self.tests if self._test_file(t) == f.path and t not in keep
+                t for t in self.tests if self.defined_in.get(t) == f.path and t not in keep
             )
         for f in files:
             for fn in f.functions:

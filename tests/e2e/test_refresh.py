@@ -294,3 +294,32 @@ def test_a_run_that_left_out_tests_whose_imports_ran_the_change_does_not_refresh
         assert report.exit_code == 0
         assert not report.refreshed.startswith("evidence refreshed"), report.refreshed
         assert g.store.ingest_info().coverage_sha == base
+
+
+EVIDENCE_ONLY = {
+    "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+    "pkg/__init__.py": "",
+    "pkg/m.py": 'def f(x):\n    """\n    >>> f(1)\n    2\n    """\n    return x + 1\n\n\n'
+    "def g(x):\n    return x * 2\n",
+    "tests/test_g.py": "from pkg.m import g\n\n\ndef test_g():\n    assert g(2) == 4\n",
+    "tests/test_made.py": "from pkg.m import f\n\n\ndef make():\n    def t():\n"
+    "        assert f(1) == 2\n    return t\n\n\ntest_made = make()\n\n\n"
+    "def test_plain():\n    assert True\n",
+}
+
+
+def test_tests_only_the_evidence_knows_keep_it_through_a_refresh_of_their_files(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    """A doctest of a source module and a test a module builds at import have no node in the
+    static index; a refresh that re-indexes their files without running them must leave their
+    evidence, so that a later edit of the code they run selects them."""
+    with ingested(make_repo(tmp_path / "only", EVIDENCE_ONLY), falkordb_url) as g:
+        replace(g, "pkg/m.py", "return x * 2", "return x * 2 + 0")
+        replace(g, "tests/test_made.py", "assert True", "assert True is True")
+        run = g.run(stream=False)
+        assert run.exit_code == 0
+        assert "pkg/m.py::pkg.m.f" not in run.decision.tests
+        assert run.refreshed.startswith("evidence refreshed")
+        replace(g, "pkg/m.py", "return x + 1", "return x + 2")  # breaks both
+        assert {"pkg/m.py::pkg.m.f", "tests/test_made.py::test_made"} <= set(g.check().tests)

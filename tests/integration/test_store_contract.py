@@ -432,6 +432,23 @@ def test_attribute_readers(contract_store: GraphStore) -> None:
 # -- tests and their kinds --------------------------------------------------------------------
 
 
+def test_a_doctest_of_a_source_module_keeps_its_evidence_when_the_module_is_reindexed(
+    contract_store: GraphStore,
+) -> None:
+    """A refresh re-indexes a changed source file: its doctest items, which only the
+    evidence knows (their node ids name the source file), must keep their edges, or a later
+    edit of the code they run selects nothing."""
+    store = contract_store
+    doctest = f"{A}::pkg.a.helper"
+    store.write_files([a_file(), t_file("test_one")])
+    cover(store, [CoverEdge(HELPER, doctest), CoverEdge(TOP, ONE)], [doctest, ONE])
+    store.set_test_kinds({doctest: (False, True)})
+    store.write_files([a_file("2")])  # the module changed: indexed again
+    assert [e.test for e in store.covering_tests([HELPER])] == [doctest]
+    assert store.doctest_items() == [doctest]
+    assert doctest in store.all_tests()
+
+
 def test_tests_come_from_the_index_the_coverage_and_failed_runs(
     contract_store: GraphStore,
 ) -> None:
@@ -458,12 +475,15 @@ def test_tests_come_from_the_index_the_coverage_and_failed_runs(
     assert store.test_count() == 5
     stats = store.stats()
     assert (stats.runs, stats.failed_in) == (1, 3)
-    # a rewrite of a file drops the tests of its path that left it, indexed or not
+    # a rewrite of a file drops the tests an index wrote that left it; a test only the
+    # evidence knows (a doctest, a test built at import) is no index's to drop
     store.write_files([FileIndex("tests/test_b.py", "3", "tests.test_b")])
     store.write_files([t_file("test_one")])
-    assert store.all_tests() == [ONE, "tests/test_c.py::test_c", "tests/test_c.py::test_d"]
-    store.remove_files(["tests/test_c.py"])
-    assert store.all_tests() == [ONE] and store.stats().failed_in == 1
+    assert store.all_tests() == [ONE, "tests/test_b.py::test_b", "tests/test_c.py::test_c",
+                                 "tests/test_c.py::test_d"]  # fmt: skip
+    store.remove_files(["tests/test_c.py"])  # a file gone takes every test of its path
+    assert store.all_tests() == [ONE, "tests/test_b.py::test_b"]
+    assert store.stats().failed_in == 1
 
 
 def test_test_kinds_flag_known_tests_only(contract_store: GraphStore) -> None:

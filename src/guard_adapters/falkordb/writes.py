@@ -29,7 +29,9 @@ class GraphWrites(GraphConnection):
         """Write (or rewrite) the static index of ``files``.
 
         Nodes are merged by id so the evidence on a function survives a re-ingest of its file;
-        functions and tests that left a file are removed with their edges.
+        functions and tests that left a file are removed with their edges. Only tests an index
+        wrote can leave a file: a test only the evidence knows (a doctest of a source module, a
+        test a module builds at import) is no index's to drop, and keeps its evidence.
         """
         if not files:
             return
@@ -48,7 +50,7 @@ class GraphWrites(GraphConnection):
         )
         self._write_rows(
             "UNWIND $rows AS r MATCH (n:Test {file: r.path}) "
-            "WHERE NOT n.id IN r.ids DETACH DELETE n",
+            "WHERE n.indexed = true AND NOT n.id IN r.ids DETACH DELETE n",
             [{"path": f.path, "ids": [t.id for t in f.tests]} for f in files],
         )
         fn_rows = [
@@ -97,7 +99,7 @@ class GraphWrites(GraphConnection):
             "UNWIND $rows AS r MERGE (n:Test {id: r.id}) "
             "ON CREATE SET n.flake_rate = 0.0 "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, "
-            "n.start = r.start, n.end = r.end "
+            "n.start = r.start, n.end = r.end, n.indexed = true "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             test_rows,
         )
