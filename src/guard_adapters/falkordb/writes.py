@@ -50,7 +50,8 @@ class GraphWrites(GraphConnection):
         )
         self._write_rows(
             "UNWIND $rows AS r MATCH (n:Test {file: r.path}) "
-            "WHERE n.indexed = true AND NOT n.id IN r.ids DETACH DELETE n",
+            # an index wrote it (only an index sets a test's qualname, in old graphs too)
+            "WHERE n.qualname IS NOT NULL AND NOT n.id IN r.ids DETACH DELETE n",
             [{"path": f.path, "ids": [t.id for t in f.tests]} for f in files],
         )
         fn_rows = [
@@ -99,7 +100,7 @@ class GraphWrites(GraphConnection):
             "UNWIND $rows AS r MERGE (n:Test {id: r.id}) "
             "ON CREATE SET n.flake_rate = 0.0 "
             "SET n.file = r.file, n.name = r.name, n.qualname = r.qualname, "
-            "n.start = r.start, n.end = r.end, n.indexed = true "
+            "n.start = r.start, n.end = r.end "
             "WITH n, r MATCH (f:File {path: r.file}) MERGE (n)-[:DEFINED_IN]->(f)",
             test_rows,
         )
