@@ -11,22 +11,11 @@ import pytest
 from guard_adapters.falkordb.schema import META_KEY
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
 from guard_core.errors import SchemaMismatch, StoreUnavailable
-from guard_core.index_model import CallEdge, FileIndex, FunctionNode, TestNode
+from guard_core.index_model import CallEdge, FileIndex, TestNode
 from guard_core.model import CoverEdge
+from tests.integration.test_store_contract import fn
 
 HOSTILE = "pkg/we ird/\"quo'te{brace}\\back`tick ünï💥.py"
-
-
-def fn(path: str, qual: str, start: int = 1, end: int = 2, **kw: object) -> FunctionNode:
-    return FunctionNode(
-        id=f"{path}::{qual}",
-        file=path,
-        name=qual.split(".")[-1],
-        qualname=qual,
-        start=start,
-        end=end,
-        **kw,
-    )  # type: ignore[arg-type]
 
 
 def small_graph(store: FalkorGraphStore) -> None:
