@@ -22,6 +22,12 @@ from guard_adapters.falkordb.store import FalkorGraphStore, connect
 # runs the tests start are not workers of anything (Guard's plug-ins read them)
 for _name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
     os.environ.pop(_name, None)
+# The pytest runs the tests start load every plug-in this environment installs; Hypothesis's
+# imports all of Hypothesis at the end of each run (over a second here, most of a small run's
+# time), and the sample projects have no Hypothesis test
+os.environ["PYTEST_ADDOPTS"] = " ".join(
+    filter(None, (os.environ.get("PYTEST_ADDOPTS"), "-p no:hypothesispytest"))
+)
 
 
 @pytest.fixture(scope="session")
