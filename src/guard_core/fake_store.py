@@ -69,6 +69,7 @@ class FakeStore(FakeReads):
     call_edges: dict[tuple[str, str], float] = attrs.field(factory=dict)  # (caller, callee)
     import_edges: set[tuple[str, str]] = attrs.field(factory=set)  # (importer, imported) paths
     defined_in: dict[str, str] = attrs.field(factory=dict)  # test id -> the file indexed with it
+    kept_tests: set[str] = attrs.field(factory=set)  # tests no index lists any more, kept
     flake_rates: dict[str, float] = attrs.field(factory=dict)
     unproven: set[str] = attrs.field(factory=set)
     test_counts: dict[str, int] = attrs.field(factory=dict)  # as of the last evidence write
@@ -159,7 +160,7 @@ class FakeStore(FakeReads):
             self._drop_functions(
                 i for i, x in self.functions.items() if x.file == f.path and i not in keep
             )
-            keep = {t.id for t in f.tests}
+            keep = {t.id for t in f.tests} | self.kept_tests
             self._drop_tests(
                 t for t in self.tests if self.defined_in.get(t) == f.path and t not in keep
             )
@@ -171,7 +172,12 @@ class FakeStore(FakeReads):
                 if t.id not in self.tests:
                     self.tests.append(t.id)
                 self.defined_in[t.id] = t.file
+                self.kept_tests.discard(t.id)  # the index's again
         self._link(files)
+
+    def keep_tests(self, ids: Iterable[str]) -> None:
+        self._check()
+        self.kept_tests.update(set(ids).intersection(self.tests))
 
     def _set_module(self, old: str | None, new: str | None) -> None:
         if old is not None and old in self.modules:
@@ -289,6 +295,7 @@ class FakeStore(FakeReads):
         for table in (self.defined_in, self.flake_rates):
             for t in gone:
                 table.pop(t, None)
+        self.kept_tests -= gone
         self.edges[:] = [e for e in self.edges if e.test not in gone]
         self.failed_in[:] = [f for f in self.failed_in if f[0] not in gone]
 

@@ -106,6 +106,11 @@ class IndexWriter(Protocol):
     def file_hashes(self) -> dict[str, str]: ...
     def write_files(self, files: Sequence[FileIndex]) -> None: ...
     def remove_files(self, paths: Iterable[str]) -> None: ...
+    def keep_tests(self, ids: Iterable[str]) -> None:
+        """Tests no index lists any more that pytest still collects (a method moved to a base
+        class, a test built by a call): from now on the evidence's own, which no later index of
+        their file drops. Unknown ids are ignored."""
+
     def update_ingest_info(self, **fields: object) -> None:
         """Record ingest facts (the index records ``static_sha``, the commit it parsed)."""
 

@@ -323,3 +323,38 @@ def test_tests_only_the_evidence_knows_keep_it_through_a_refresh_of_their_files(
         assert run.refreshed.startswith("evidence refreshed")
         replace(g, "pkg/m.py", "return x + 1", "return x + 2")  # breaks both
         assert {"pkg/m.py::pkg.m.f", "tests/test_made.py::test_made"} <= set(g.check().tests)
+
+
+UNLISTED = {
+    "pkg/__init__.py": "",
+    "pkg/m.py": "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n",
+    "tests/__init__.py": "",
+    "tests/base.py": "from pkg.m import f\n\n\nclass Base:\n    pass\n",
+    "tests/test_k.py": "from pkg.m import f, g\nfrom tests.base import Base\n\n\n"
+    "class TestK(Base):\n    def test_f(self):\n        assert f(1) == 2\n\n"
+    "    def test_g(self):\n        assert g(2) == 4\n",
+    "tests/test_h.py": "from pkg.m import f\n\n\ndef make():\n    def t():\n"
+    "        assert f(2) == 3\n    return t\n\n\n"
+    "def test_h():\n    assert f(2) == 3\n\n\ndef test_other():\n    assert True\n",
+}
+
+
+def test_a_test_the_index_no_longer_lists_but_pytest_collects_keeps_its_evidence(
+    tmp_path: Path, falkordb_url: str
+) -> None:
+    """A test method moved into a base class of another module, and a test function turned
+    into one a call builds: pytest collects both under the same ids, the index of their
+    files no longer lists them. A refresh that did not run them must keep their evidence."""
+    with ingested(make_repo(tmp_path / "unlisted", UNLISTED), falkordb_url) as g:
+        replace(g, "tests/test_k.py", "    def test_f(self):\n        assert f(1) == 2\n\n", "")
+        replace(g, "tests/base.py", "    pass\n",
+                "    def test_f(self):\n        assert f(1) == 2\n")  # fmt: skip
+        replace(g, "tests/test_h.py", "def test_h():\n    assert f(2) == 3\n",
+                "test_h = make()\n")  # fmt: skip
+        run = g.run(stream=False)
+        assert run.exit_code == 0
+        assert run.refreshed.startswith("evidence refreshed"), run.refreshed
+        assert run.result is not None  # neither moved test ran: the refresh kept them
+        assert {o.test for o in run.result.record.outcomes} == {"tests/test_h.py::test_other"}
+        replace(g, "pkg/m.py", "return x + 1", "return x + 2")  # breaks both
+        assert {"tests/test_k.py::TestK::test_f", "tests/test_h.py::test_h"} <= set(g.check().tests)

@@ -449,6 +449,24 @@ def test_a_doctest_of_a_source_module_keeps_its_evidence_when_the_module_is_rein
     assert doctest in store.all_tests()
 
 
+def test_a_kept_test_the_index_no_longer_lists_keeps_its_evidence_until_listed_again(
+    contract_store: GraphStore,
+) -> None:
+    """A test pytest still collects though its file's index no longer lists it (inherited,
+    built by a call) is kept by the refresh; the others that left the index go. Listed again,
+    it is the index's again, and leaves with the index as any other."""
+    store = contract_store
+    store.write_files([a_file(), t_file("test_one", "test_two", "test_three")])
+    cover(store, [CoverEdge(TOP, ONE), CoverEdge(TOP, TWO)], [ONE, TWO])
+    store.keep_tests([ONE, f"{T}::test_unknown"])
+    store.write_files([t_file("test_three")])
+    assert [e.test for e in store.covering_tests([TOP])] == [ONE]
+    assert sorted(store.all_tests()) == [ONE, THREE]
+    store.write_files([t_file("test_one", "test_three")])  # listed again
+    store.write_files([t_file("test_three")])
+    assert store.all_tests() == [THREE] and store.covering_tests([TOP]) == []
+
+
 def test_tests_come_from_the_index_the_coverage_and_failed_runs(
     contract_store: GraphStore,
 ) -> None:

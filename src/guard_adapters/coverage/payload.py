@@ -53,6 +53,8 @@ class CollectorPayload:
     # whether every process recorded reflective calls (None: no process said yet)
     reflect_active: bool | None = None
     unrecorded: list[str] = attrs.field(factory=list)  # files whose import ran unrecorded
+    # a measured run's whole collection, the tests it deselected too (None: not a measured run)
+    collected: frozenset[str] | None = None
 
     @classmethod
     def read(cls, out: Path) -> CollectorPayload:
@@ -68,6 +70,8 @@ class CollectorPayload:
             {nodeid: TestRecord.from_json(info) for nodeid, info in part.get("tests", {}).items()}
         )
         self.children.update(part.get("children", {}))
+        if "collected" in part:  # every pytest-xdist worker collects the whole suite
+            self.collected = frozenset((*(self.collected or ()), *part["collected"]))
         self.spawned = sorted({*self.spawned, *part.get("spawned", ())})
         self.preloaded = sorted({*self.preloaded, *part.get("preloaded", ())})
         for ctx, labels in part.get("consumed", {}).items():

@@ -203,10 +203,13 @@ class CoverageRefresher:
     def _write(self, store: GraphStore, session: Session, result: RunResult, sha: str) -> str:
         started = time.perf_counter()
         out = Path(session.out.name)
-        evidence = read_evidence(self.repo, out, CollectorPayload.read(out))
+        payload = CollectorPayload.read(out)
+        evidence = read_evidence(self.repo, out, payload)
         ran = sorted(evidence.executed)
         if not ran:
             return "evidence not refreshed: the collector recorded no test"
+        if payload.collected is None and not session.full:
+            return "evidence not refreshed: the run did not say which tests it collected"
         edges, _ = merge_runs([evidence])
         carried = [] if session.full else self._carry_lines(store, session, set(ran))
         known = json.dumps(session.failures_after(result, ran))
@@ -214,6 +217,7 @@ class CoverageRefresher:
         indexed = session.indexed.result()
         waited = time.perf_counter()
         store.update_ingest_info(coverage_complete=False)  # until every write below has landed
+        store.keep_tests(unlisted_tests(indexed, payload.collected or ()))
         write_static(store, session.static, indexed, tree_sha=sha)  # the tree measured
         store.set_test_kinds({t: (t in evidence.spawners, t in evidence.doctests) for t in ran})
         log.debug(
@@ -283,6 +287,19 @@ class CoverageRefresher:
                 if moved != edge.lines:
                     carried.append(attrs.evolve(edge, lines=moved))
         return carried
+
+
+def unlisted_tests(indexed: Indexed, collected: Iterable[str]) -> set[str]:
+    """The tests pytest collects from the re-indexed files that their index does not list
+    (inherited from a base class elsewhere, built by a call): they keep their evidence."""
+    listed = {t.id for r in indexed.results for t in r.file.tests}
+    paths = {r.file.path for r in indexed.results}
+    out: set[str] = set()
+    for nodeid in collected:
+        test = test_function_id(nodeid)
+        if test not in listed and nodeid.split("::", 1)[0] in paths:
+            out.update((nodeid, test))
+    return out
 
 
 def _import_time_unrun(

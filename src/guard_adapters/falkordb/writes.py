@@ -106,6 +106,13 @@ class GraphWrites(GraphConnection):
         )
         self._link(files)
 
+    def keep_tests(self, ids: Iterable[str]) -> None:
+        """A test no index lists is one without a qualname (see :meth:`write_files`)."""
+        self._write_rows(
+            "UNWIND $rows AS r MATCH (n:Test {id: r.id}) SET n.qualname = NULL",
+            [{"id": i} for i in sorted(set(ids))],
+        )
+
     def _link(self, files: Sequence[FileIndex]) -> None:
         """(Re)create ``CALLS`` and ``IMPORTS`` from these files, and into them from files
         written earlier whose targets these files now define."""

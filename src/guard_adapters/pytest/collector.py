@@ -91,6 +91,7 @@ class GuardCollector:
         self.shard = shard
         self.context = SESSION
         self.tests: dict[str, dict[str, Any]] = {}
+        self.collected: list[str] | None = None  # a measured run's whole collection
         self.opened: dict[str, set[str]] = defaultdict(set)
         self.spawned: set[str] = set()  # contexts that started a Python child process
         self.children: dict[str, str] = {}  # token handed to a child -> the context it ran for
@@ -312,7 +313,8 @@ class GuardCollector:
         if not self.shard and wanted is None:
             return
         if wanted is not None:
-            missing = unmatched(wanted, [self._repo_id(item.nodeid) for item in items])
+            self.collected = [self._repo_id(item.nodeid) for item in items]
+            missing = unmatched(wanted, self.collected)
             if missing:  # as pytest answers these ids on its command line: a usage error
                 raise pytest.UsageError(f"not found: {' '.join(missing[:5])}")
         keep: list[Any] = []
@@ -425,6 +427,8 @@ class GuardCollector:
             "lines": lines,
             "finished": time.time(),
         }
+        if self.collected is not None:
+            payload["collected"] = self.collected
         (self.out / f"tests-{self.worker}.json").write_text(json.dumps(payload), encoding="utf-8")
 
     def _watched(self) -> dict[str, Any]:
