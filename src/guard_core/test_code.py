@@ -60,10 +60,14 @@ def folder_of(conftest: str) -> str:
 
 
 def reached_tests(file: ChangedFile, known: Iterable[str]) -> list[str]:
-    """The tests a test module's or conftest's pytest-read code reaches."""
+    """The tests a test module's or conftest's pytest-read code reaches. A collected test
+    module runs as its file: its top-level code may make tests no index lists
+    (``test_x = make()``), which its known tests would leave out."""
     if file.role is FileRole.CONFTEST:
         folder = folder_of(file.path)
         return [t for t in known if t.startswith(folder)]
+    if file.collects and file.kind is not FileKind.DELETED:
+        return [file.path]
     paths = {file.path, file.old_path}
     return [t for t in known if split_id(t)[0] in paths]
 

@@ -18,6 +18,7 @@ from guard_adapters.coverage.ingest import ingest_coverage
 from guard_adapters.coverage.refresh import CoverageRefresher
 from guard_adapters.git.diff import diff_entries
 from guard_adapters.git.repo import head_sha
+from guard_core import engine
 from guard_core.api import Guard
 from guard_core.model import Level, RunRecord, TestOutcome
 from guard_core.ports import RunResult
@@ -329,9 +330,13 @@ UNLISTED = {
     "pkg/__init__.py": "",
     "pkg/m.py": "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x * 2\n",
     "tests/__init__.py": "",
-    "tests/base.py": "from pkg.m import f\n\n\nclass Base:\n    pass\n",
-    "tests/test_k.py": "from pkg.m import f, g\nfrom tests.base import Base\n\n\n"
-    "class TestK(Base):\n    def test_f(self):\n        assert f(1) == 2\n\n"
+    "tests/base.py": "from pkg.m import f\n\n\nclass Base:\n    pass\n\n\n"
+    "def make_base():\n    return Base\n",
+    "tests/mixins.py": "from tests.base import Base\n\n\nclass Mixin(Base):\n    pass\n",
+    "tests/helpers.py": "from tests.base import make_base  # noqa: F401\n",
+    # a base class a call returns: no static fact says that TestK derives from Base
+    "tests/test_k.py": "from pkg.m import f, g\nfrom tests.helpers import make_base\n\n\n"
+    "class TestK(make_base()):\n    def test_f(self):\n        assert f(1) == 2\n\n"
     "    def test_g(self):\n        assert g(2) == 4\n",
     "tests/test_h.py": "from pkg.m import f\n\n\ndef make():\n    def t():\n"
     "        assert f(2) == 3\n    return t\n\n\n"
@@ -340,11 +345,16 @@ UNLISTED = {
 
 
 def test_a_test_the_index_no_longer_lists_but_pytest_collects_keeps_its_evidence(
-    tmp_path: Path, falkordb_url: str
+    tmp_path: Path, falkordb_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A test method moved into a base class of another module, and a test function turned
-    into one a call builds: pytest collects both under the same ids, the index of their
-    files no longer lists them. A refresh that did not run them must keep their evidence."""
+    """A test method moved into a base class of another module (one a call returns), and a
+    test function turned into one a call builds: pytest collects both under the same ids,
+    the index of their files no longer lists them. A refresh that did not run one (no static
+    fact says TestK derives from Base) must keep its evidence. The decision here runs
+    without the rule that runs the moved method (its evidence finds TestK), as a decision
+    that misses it would."""
+    rules = tuple(r for r in engine.builtin_rules() if r.name != "inherited-test")
+    monkeypatch.setattr(engine, "builtin_rules", lambda: rules)
     with ingested(make_repo(tmp_path / "unlisted", UNLISTED), falkordb_url) as g:
         replace(g, "tests/test_k.py", "    def test_f(self):\n        assert f(1) == 2\n\n", "")
         replace(g, "tests/base.py", "    pass\n",
@@ -354,7 +364,28 @@ def test_a_test_the_index_no_longer_lists_but_pytest_collects_keeps_its_evidence
         run = g.run(stream=False)
         assert run.exit_code == 0
         assert run.refreshed.startswith("evidence refreshed"), run.refreshed
-        assert run.result is not None  # neither moved test ran: the refresh kept them
-        assert {o.test for o in run.result.record.outcomes} == {"tests/test_h.py::test_other"}
+        assert run.result is not None  # the moved method did not run: the refresh kept it
+        assert "tests/test_k.py::TestK::test_f" not in {o.test for o in run.result.record.outcomes}
         replace(g, "pkg/m.py", "return x + 1", "return x + 2")  # breaks both
         assert {"tests/test_k.py::TestK::test_f", "tests/test_h.py::test_h"} <= set(g.check().tests)
+
+
+def test_a_broken_test_no_index_lists_is_run_and_fails(tmp_path: Path, falkordb_url: str) -> None:
+    """The same two moves, each breaking the moved test (into the base class of a mixin the
+    test class derives from): the check must run it."""
+    inherited = {
+        **UNLISTED,
+        "tests/test_k.py": UNLISTED["tests/test_k.py"]
+        .replace("from tests.helpers import make_base", "from tests.mixins import Mixin")
+        .replace("(make_base())", "(Mixin)"),
+    }
+    with ingested(make_repo(tmp_path / "unlisted", inherited), falkordb_url) as g:
+        replace(g, "tests/test_k.py", "    def test_f(self):\n        assert f(1) == 2\n\n", "")
+        replace(g, "tests/base.py", "    pass\n",
+                "    def test_f(self):\n        assert f(1) == 3\n")  # fmt: skip
+        assert g.run(stream=False).exit_code != 0
+        git(g.settings.repo, "checkout", "-q", "--", ".")
+        replace(g, "tests/test_h.py", "def test_h():\n    assert f(2) == 3\n",
+                "test_h = make()\n")  # fmt: skip
+        replace(g, "tests/test_h.py", "        assert f(2) == 3\n", "        assert f(2) == 4\n")
+        assert g.run(stream=False).exit_code != 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from guard_core.model import (
     ChangedFile,
     ChangedRegion,
@@ -89,11 +91,31 @@ def test_a_new_hook_in_conftest_selects_the_tests_under_its_folder() -> None:
     assert set(d.tests) == {T1, T2, T3, SUB}
 
 
-def test_test_module_top_level_code_selects_that_modules_tests() -> None:
+def test_test_module_top_level_code_runs_that_module_whole() -> None:
+    """Its known tests are not enough: top-level code may make tests no index lists
+    (``test_x = make()``); the module's file runs every test pytest collects from it."""
     r = _region(MOD_A, region=RegionKind.MODULE, body_changed=False, definition_changed=True,
                 names=("pytestmark",))  # fmt: skip
     d = engine(change(r, files=(_file("t/test_a.py"),)), _store()).check()
-    assert d.tests == (T1, T2)
+    assert d.tests == ("t/test_a.py",)
+
+
+def test_a_test_method_added_to_a_base_class_runs_the_modules_that_use_it_whole() -> None:
+    """Every test class inheriting the method gets a new test no index lists: the test
+    module importing the base runs whole, and the one whose class derives from it through a
+    mixin of another module."""
+    s = _store()
+    s.import_edges.add(("t/test_a.py", "t/base.py"))
+    s.defined_in.update({T1: "t/test_a.py", T3: "t/test_b.py"})
+    s.refs.update({"t/mixins.py::Mixin.<body>": ["t.base.Base"],
+                   "t/test_b.py::TestB.<body>": ["t.mixins.Mixin"]})  # fmt: skip
+    s.dotted.update({"t/mixins.py::Mixin.<body>": "t.mixins.Mixin.<body>",
+                     "t/test_b.py::TestB.<body>": "t.test_b.TestB.<body>"})  # fmt: skip
+    new = _region("t/base.py::Base.test_new", kind=ChangeKind.ADDED, owner_class="t.base.Base")
+    base = _file("t/base.py", FileRole.TEST)
+    assert engine(change(new, files=(base,)), s).check().tests == ("t/test_a.py", "t/test_b.py")
+    helper = attrs.evolve(new, id="t/base.py::Base.check_new")
+    assert engine(change(helper, files=(base,)), s).check().tests == ()
 
 
 def test_a_deleted_test_selects_nothing_that_cannot_run() -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from guard_core.lines import observers
 from guard_core.model import (
+    CLASS_BODY,
     ChangedRegion,
     ChangeKind,
     FileRole,
     Reason,
     RegionKind,
+    split_id,
 )
 from guard_core.ports import EvidenceReader
 from guard_core.rules.base import Rule, RuleInput
@@ -26,6 +28,7 @@ from guard_core.test_code import test_code_reasons
 
 IMPORT_TIME = "import-time-code"
 ENCLOSING = "runs-enclosing-function"
+_MAX_SUBCLASS_ROUNDS = 20
 
 
 def select_importers(
@@ -155,6 +158,46 @@ def changed_test_code(data: RuleInput, selection: Selection) -> None:
         selection.add(test, reason)
 
 
+def inherited_tests(data: RuleInput, selection: Selection) -> None:
+    """A test method added to a class (a base class, a mixin) is a new test of every test
+    class that inherits it, which no index lists: the test modules that hold a class
+    deriving from it (through any number of modules), import its module or ran its code,
+    run whole."""
+    known = {split_id(t)[0] for t in data.store.all_tests() if "." not in split_id(t)[1]}
+    for region in data.change.regions:
+        name = split_id(region.id)[1].rsplit(".", 1)[-1]
+        if region.kind not in (ChangeKind.ADDED, ChangeKind.RENAMED) or not is_method(region):
+            continue
+        if not name.startswith("test"):
+            continue
+        users = data.store.tests_of_files([region.file]).get(region.file, [])
+        files = {split_id(t)[0] for t in users} - {region.file}
+        subclasses = _subclass_files(data.store, region.owner_class) if region.owner_class else None
+        files |= known if subclasses is None else subclasses
+        for path in sorted(files & known):
+            selection.add(path, Reason("inherited-test", region.id))
+
+
+def _subclass_files(store: EvidenceReader, cls: str) -> set[str] | None:
+    """The files of the code that names ``cls`` or a class naming it in its header (a
+    subclass), transitively through re-exports; None when the chain does not end."""
+    found = {cls}
+    frontier = {cls}
+    files: set[str] = set()
+    for _ in range(_MAX_SUBCLASS_ROUNDS):
+        if not frontier:
+            return files
+        rows = store.readers_of(names_closure(store, frontier))
+        frontier = set()
+        for fid, qualname, dotted, _ in rows:
+            files.add(split_id(fid)[0])
+            if qualname.endswith(f".{CLASS_BODY}") and dotted:
+                frontier.add(dotted.rsplit(".", 1)[0])
+        frontier -= found
+        found |= frontier
+    return None if frontier else files
+
+
 def removed_names(data: RuleInput, selection: Selection) -> None:
     """``from m import gone`` now fails at import time: the importers of a removed name."""
     cs = data.change
@@ -187,4 +230,5 @@ CODE_RULES = (
     Rule("changed-code", changed_regions, refinement=False),
     Rule("test-code", changed_test_code),
     Rule("removed-names", removed_names),
+    Rule("inherited-test", inherited_tests),
 )
