@@ -53,7 +53,7 @@ class CollectorPayload:
     # whether every process recorded reflective calls (None: no process said yet)
     reflect_active: bool | None = None
     unrecorded: list[str] = attrs.field(factory=list)  # files whose import ran unrecorded
-    # a measured run's whole collection, the tests it deselected too (None: not a measured run)
+    # the run's collection, the tests it deselected too (None: no process reported one)
     collected: frozenset[str] | None = None
 
     @classmethod

@@ -91,7 +91,7 @@ class GuardCollector:
         self.shard = shard
         self.context = SESSION
         self.tests: dict[str, dict[str, Any]] = {}
-        self.collected: list[str] | None = None  # a measured run's whole collection
+        self.collected: list[str] | None = None  # the session's collection, none deselected
         self.opened: dict[str, set[str]] = defaultdict(set)
         self.spawned: set[str] = set()  # contexts that started a Python child process
         self.children: dict[str, str] = {}  # token handed to a child -> the context it ran for
@@ -308,12 +308,14 @@ class GuardCollector:
         # progress for the parent: the number of tests this process will run
         (self.out / f"total-{self.worker}").write_text(str(len(session.items)))
 
+    # first: what the session collected, before any plug-in (Guard's, -k) deselects
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        self.collected = [self._repo_id(item.nodeid) for item in items]
         wanted = _measured_ids()
         if not self.shard and wanted is None:
             return
         if wanted is not None:
-            self.collected = [self._repo_id(item.nodeid) for item in items]
             missing = unmatched(wanted, self.collected)
             if missing:  # as pytest answers these ids on its command line: a usage error
                 raise pytest.UsageError(f"not found: {' '.join(missing[:5])}")
