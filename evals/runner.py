@@ -189,6 +189,8 @@ def measure(
                     picks["testmon"] = peer.select()
             finally:
                 revert(prepared.repo)
+            # judged by the tests each selection runs (a selected file: every test in it)
+            picks = {k: strategies.in_suite(p, baseline.seconds) for k, p in picks.items()}
             overhead = max(baseline.wall - sum(baseline.seconds.values()), 0.0)
             judged = {k: _outcome(edit, p, truth, baseline, overhead) for k, p in picks.items()}
             row = _row(edit, picks, judged, baseline)

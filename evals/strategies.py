@@ -6,7 +6,7 @@ import difflib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import closing
 from pathlib import Path, PurePosixPath
 
@@ -15,6 +15,7 @@ import attrs
 from evals.edits import Edit
 from evals.pytest_run import run_pytest
 from evals.targets import Prepared
+from guard_adapters.pytest.node_ids import belongs_to, unmatched
 from guard_core.api import Guard
 from guard_core.model import Level
 from guard_core.variant import Variant
@@ -25,6 +26,16 @@ class Selection:
     tests: frozenset[str] | None  # None: the whole suite
     latency: float | None  # None: decided while running
     wall: float | None = None  # measured decide+run seconds, when the strategy ran its tests
+
+
+def in_suite(pick: Selection, suite: Collection[str]) -> Selection:
+    """The suite's test ids a selection runs: a file, a class or a test function (without its
+    parameters) stands for every test of the suite inside it, as pytest runs them all; an id
+    that matches no test stays as it is (it costs nothing and catches nothing)."""
+    if pick.tests is None:
+        return pick
+    inside = {t for t in suite if belongs_to(t, pick.tests)}
+    return attrs.evolve(pick, tests=frozenset(inside.union(unmatched(pick.tests, suite))))
 
 
 def is_test_file(path: str) -> bool:
