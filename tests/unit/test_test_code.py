@@ -101,9 +101,9 @@ def test_test_module_top_level_code_runs_that_module_whole() -> None:
 
 
 def test_a_test_method_added_to_a_base_class_runs_the_modules_that_use_it_whole() -> None:
-    """Every test class inheriting the method gets a new test no index lists: the test
-    module importing the base runs whole, and the one whose class derives from it through a
-    mixin of another module."""
+    """Every test class inheriting the method (or a ``test*`` attribute of its body) gets a
+    new test no index lists: the test module importing the base runs whole, and the one whose
+    class derives from it through a mixin of another module."""
     s = _store()
     s.import_edges.add(("t/test_a.py", "t/base.py"))
     s.defined_in.update({T1: "t/test_a.py", T3: "t/test_b.py"})
@@ -112,10 +112,28 @@ def test_a_test_method_added_to_a_base_class_runs_the_modules_that_use_it_whole(
     s.dotted.update({"t/mixins.py::Mixin.<body>": "t.mixins.Mixin.<body>",
                      "t/test_b.py::TestB.<body>": "t.test_b.TestB.<body>"})  # fmt: skip
     new = _region("t/base.py::Base.test_new", kind=ChangeKind.ADDED, owner_class="t.base.Base")
-    base = _file("t/base.py", FileRole.TEST)
+    base = ChangedFile("t/base.py", FileKind.MODIFIED, FileRole.TEST)  # a helper: not collected
     assert engine(change(new, files=(base,)), s).check().tests == ("t/test_a.py", "t/test_b.py")
     helper = attrs.evolve(new, id="t/base.py::Base.check_new")
     assert engine(change(helper, files=(base,)), s).check().tests == ()
+    # an attribute bound in the class body is collected as well: `test_alias = check_new`
+    s.functions["t/base.py::Base.<body>"] = FunctionFacts("t/base.py::Base.<body>", "t/base.py",
+                                                         False, False)  # fmt: skip
+    s.edges.append(CoverEdge("t/base.py::Base.<body>", T1, last_verified_sha="base"))
+    body = _region("t/base.py::Base.<body>", region=RegionKind.CLASS_BODY, body_changed=False,
+                   definition_changed=True, names=("t.base.Base.test_alias",),
+                   owner_class="t.base.Base")  # fmt: skip
+    assert engine(change(body, files=(base,)), s).check().tests == ("t/test_a.py", "t/test_b.py")
+    plain = attrs.evolve(body, names=("t.base.Base.LIMIT",))
+    assert "t/test_b.py" not in engine(change(plain, files=(base,)), s).check().tests
+    # a changed method of a source class that only has a test-like name (``test_client``):
+    # its def is judged as itself, no inheriting test module runs whole for it
+    client = _region("t/base.py::Base.test_alias", body_changed=False, definition_changed=True,
+                     names=("t.base.Base.test_alias",), owner_class="t.base.Base")  # fmt: skip
+    s.functions[client.id] = FunctionFacts(client.id, "t/base.py", False, False)
+    s.edges.append(CoverEdge(client.id, T1, last_verified_sha="base"))
+    decided = engine(change(body, client, files=(base,)), s).check().tests
+    assert "t/test_b.py" not in decided
 
 
 def test_a_deleted_test_selects_nothing_that_cannot_run() -> None:

@@ -164,11 +164,13 @@ def inherited_tests(data: RuleInput, selection: Selection) -> None:
     deriving from it (through any number of modules), import its module or ran its code,
     run whole."""
     known = {split_id(t)[0] for t in data.store.all_tests() if "." not in split_id(t)[1]}
+    methods = {
+        f"{r.owner_class}.{split_id(r.id)[1].rsplit('.', 1)[-1]}"
+        for r in data.change.regions
+        if r.region is RegionKind.FUNCTION and r.owner_class
+    }
     for region in data.change.regions:
-        name = split_id(region.id)[1].rsplit(".", 1)[-1]
-        if region.kind not in (ChangeKind.ADDED, ChangeKind.RENAMED) or not is_method(region):
-            continue
-        if not name.startswith("test"):
+        if not _adds_a_test(region, methods):
             continue
         users = data.store.tests_of_files([region.file]).get(region.file, [])
         files = {split_id(t)[0] for t in users} - {region.file}
@@ -176,6 +178,25 @@ def inherited_tests(data: RuleInput, selection: Selection) -> None:
         files |= known if subclasses is None else subclasses
         for path in sorted(files & known):
             selection.add(path, Reason("inherited-test", region.id))
+
+
+def _adds_a_test(region: ChangedRegion, methods: set[str]) -> bool:
+    """A new or renamed ``test*`` method, or a class body binding a ``test*`` attribute
+    other than a changed method of ``methods`` (``test_x = check``): what pytest collects as
+    a test of every inheriting test class."""
+    if region.region is RegionKind.FUNCTION:
+        name = split_id(region.id)[1].rsplit(".", 1)[-1]
+        added = region.kind in (ChangeKind.ADDED, ChangeKind.RENAMED)
+        return added and is_method(region) and name.startswith("test")
+    return (
+        region.region is RegionKind.CLASS_BODY
+        and region.kind is not ChangeKind.DELETED
+        and any(
+            owner == region.owner_class and attribute.startswith("test") and n not in methods
+            for n in region.names
+            for owner, _, attribute in [n.rpartition(".")]
+        )
+    )
 
 
 def _subclass_files(store: EvidenceReader, cls: str) -> set[str] | None:
