@@ -126,6 +126,8 @@ def test_a_test_method_added_to_a_base_class_runs_the_modules_that_use_it_whole(
     assert engine(change(body, files=(base,)), s).check().tests == ("t/test_a.py", "t/test_b.py")
     plain = attrs.evolve(body, names=("t.base.Base.LIMIT",))
     assert "t/test_b.py" not in engine(change(plain, files=(base,)), s).check().tests
+    source = attrs.evolve(base, role=FileRole.SOURCE)  # test_client_class = None: no test
+    assert "t/test_b.py" not in engine(change(body, files=(source,)), s).check().tests
     # a changed method of a source class that only has a test-like name (``test_client``):
     # its def is judged as itself, no inheriting test module runs whole for it
     client = _region("t/base.py::Base.test_alias", body_changed=False, definition_changed=True,

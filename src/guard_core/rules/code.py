@@ -169,8 +169,9 @@ def inherited_tests(data: RuleInput, selection: Selection) -> None:
         for r in data.change.regions
         if r.region is RegionKind.FUNCTION and r.owner_class
     }
+    test_code = {f.path for f in data.change.files if f.role is not FileRole.SOURCE}
     for region in data.change.regions:
-        if not _adds_a_test(region, methods):
+        if not _adds_a_test(region, methods, region.file in test_code):
             continue
         users = data.store.tests_of_files([region.file]).get(region.file, [])
         files = {split_id(t)[0] for t in users} - {region.file}
@@ -180,16 +181,18 @@ def inherited_tests(data: RuleInput, selection: Selection) -> None:
             selection.add(path, Reason("inherited-test", region.id))
 
 
-def _adds_a_test(region: ChangedRegion, methods: set[str]) -> bool:
-    """A new or renamed ``test*`` method, or a class body binding a ``test*`` attribute
-    other than a changed method of ``methods`` (``test_x = check``): what pytest collects as
-    a test of every inheriting test class."""
+def _adds_a_test(region: ChangedRegion, methods: set[str], test_code: bool) -> bool:
+    """A new or renamed ``test*`` method, or in test code a class body binding a ``test*``
+    attribute other than a changed method of ``methods`` (``test_x = check``): what pytest
+    collects as a test of every inheriting test class. (A source class's ``test_client_class
+    = None`` is no test: pytest collects only what it can call.)"""
     if region.region is RegionKind.FUNCTION:
         name = split_id(region.id)[1].rsplit(".", 1)[-1]
         added = region.kind in (ChangeKind.ADDED, ChangeKind.RENAMED)
         return added and is_method(region) and name.startswith("test")
     return (
-        region.region is RegionKind.CLASS_BODY
+        test_code
+        and region.region is RegionKind.CLASS_BODY
         and region.kind is not ChangeKind.DELETED
         and any(
             owner == region.owner_class and attribute.startswith("test") and n not in methods
