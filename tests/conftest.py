@@ -30,6 +30,12 @@ os.environ["PYTEST_ADDOPTS"] = " ".join(
 )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What Guard remembers per user (the fast path's state folders) stays in this session."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture(scope="session")
 def falkordb_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server = EmbeddedServer(tmp_path_factory.mktemp("falkordb"))

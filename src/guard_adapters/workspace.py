@@ -11,9 +11,19 @@ from typing import Any
 import click
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
+from guard_adapters.worker.state_cache import remember
 from guard_core.api import Guard
 from guard_core.bootstrap import assemble
 from guard_core.config import Settings
+
+
+def _opened(repo: str | Path, settings: Settings, warn: bool, overrides: dict[str, Any]) -> None:
+    """What every opening does: warn of configuration problems, and tell the fast path where
+    the bootstrap put this folder's state (unless this caller moved it)."""
+    if warn:
+        _warn(settings)
+    if overrides.get("state_dir") is None:
+        remember(Path(repo).expanduser(), settings.repo, str(settings.guard_dir))
 
 
 def _warn(settings: Settings) -> None:
@@ -31,8 +41,7 @@ def load(
     defaults, after one warning line on stderr (unless not ``warn``); the others refuse it
     (ConfigError)."""
     settings, _ = assemble(repo, env=os.environ, tolerant=read_only, **overrides)
-    if warn:
-        _warn(settings)
+    _opened(repo, settings, warn, overrides)
     return settings
 
 
@@ -40,8 +49,7 @@ def open_guard(
     repo: str | Path, *, read_only: bool = False, warn: bool = True, **overrides: Any
 ) -> Guard:
     guard = Guard.open(repo, env=os.environ, tolerant=read_only, **overrides)
-    if warn:
-        _warn(guard.settings)
+    _opened(repo, guard.settings, warn, overrides)
     return guard
 
 

@@ -140,6 +140,17 @@ def new_worker(state: Path, old: set[int]) -> int | None:
     return found[0] if wait_for(listening) else None
 
 
+def workers_of(state: Path) -> set[int]:
+    """The worker processes of ``state``: serving, or waiting for the one serving to leave."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"guard_adapters.worker.server" in argv and str(state).encode() in argv:
+                found.add(int(entry.name))
+    return {pid for pid in found if alive(pid)}
+
+
 def answer(out: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
     """Exit code, stdout and stderr without the client's LOCAL/WORKER marker and timings."""
     stdout = out.stdout
@@ -160,14 +171,15 @@ def test_a_client_in_another_environment_gets_a_fresh_process_answer(
     pid = int((state / "worker.pid").read_text())
     assert guard(root, "check", "--json", env=env).stderr.strip().endswith("WORKER")
 
-    # git is told to read another repository: a fresh process reads that one, so must the worker
+    # git is told to read another repository: answered by a fresh process, which reads that one
     elsewhere = {**env, "GIT_DIR": str(tmp_path / "no-such-git-dir")}
     asked = guard(root, "check", "--json", env=elsewhere)
     fresh = guard(root, "check", "--json", env={**elsewhere, "GUARD_WORKER": "0"})
     assert asked.stderr.strip().endswith("LOCAL")
     assert answer(asked) == answer(fresh) and fresh.returncode == 2
-    assert wait_for(lambda: not alive(pid), timeout=10)  # it stepped aside
-    assert (git_dir_worker := new_worker(state, {pid}))
+    assert guard(root, "check", "--json", env=env).stderr.strip().endswith("WORKER")  # still
+    # the worker the other client started finds this one serving, and gives up
+    assert wait_for(lambda: workers_of(state.resolve()) == {pid}, timeout=15)
 
     # another module search path: answered here, then by a worker started with it
     (tmp_path / "extra").mkdir()
@@ -175,7 +187,8 @@ def test_a_client_in_another_environment_gets_a_fresh_process_answer(
         p for p in (env.get("PYTHONPATH"), str(tmp_path / "extra")) if p)}  # fmt: skip
     first = guard(root, "check", "--json", env=other)
     assert first.stderr.strip().endswith("LOCAL"), first.stderr
-    assert new_worker(state, {pid, git_dir_worker})
+    assert wait_for(lambda: not alive(pid), timeout=10)  # it stepped aside
+    assert new_worker(state, {pid})
     second = guard(root, "check", "--json", env=other)
     assert second.stderr.strip().endswith("WORKER")
     fresh = guard(root, "check", "--json", env={**other, "GUARD_WORKER": "0"})

@@ -35,9 +35,41 @@ def test_a_configured_state_folder_is_relative_to_the_repository(
     monkeypatch.delenv("GUARD_STATE_DIR", raising=False)
     expected = repo.resolve() / "build" / "guard-state"
     assert Guard.open(".", env={}).settings.guard_dir == expected
+    assert load("sub").guard_dir == expected
     assert state_dir_for(["check", "--repo", "sub"], str(repo / "pkg")) == str(expected)
     monkeypatch.setenv("GUARD_STATE_DIR", "elsewhere")  # a variable is relative to here
     assert load(repo).guard_dir == (repo / "pkg" / "elsewhere").resolve()
+
+
+def test_the_fast_path_knows_a_state_folder_only_while_what_the_bootstrap_read_holds(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GUARD_STATE_DIR", raising=False)
+    sub = repo / "pkg" / "sub"
+    assert state_dir_for([], str(sub)) is None  # nothing opened here yet: run in process
+    assert load(sub).guard_dir == repo.resolve() / ".guard"
+    assert state_dir_for([], str(sub)) == str(repo.resolve() / ".guard")
+    assert state_dir_for(["check", "--repo", str(sub)], "/") == str(repo.resolve() / ".guard")
+
+    (repo / "pyproject.toml").write_text('[tool.guard]\nstate_dir = "moved"\n')
+    assert state_dir_for([], str(sub)) is None  # the configuration changed
+    assert load(sub).guard_dir == repo.resolve() / "moved"
+    assert state_dir_for([], str(sub)) == str(repo.resolve() / "moved")
+
+    monkeypatch.setenv("GUARD_STATE_DIR", str(repo / "from-env"))
+    assert state_dir_for([], str(sub)) is None  # another variable: another answer
+    monkeypatch.delenv("GUARD_STATE_DIR")
+    assert state_dir_for([], str(sub)) == str(repo.resolve() / "moved")
+
+    git(repo / "pkg", "init", "-q")  # a repository of its own, nearer than the old root
+    assert state_dir_for([], str(sub)) is None
+    assert load(sub).guard_dir == (repo / "pkg").resolve() / ".guard"
+    assert state_dir_for([], str(sub)) == str((repo / "pkg").resolve() / ".guard")
+
+
+def test_a_moved_state_folder_is_not_remembered_for_the_folder(repo: Path) -> None:
+    assert load(repo, state_dir=repo / "elsewhere").guard_dir == repo / "elsewhere"
+    assert state_dir_for([], str(repo)) is None
 
 
 def test_a_folder_outside_any_repository_is_its_own_root(tmp_path: Path) -> None:

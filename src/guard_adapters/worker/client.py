@@ -17,6 +17,7 @@ import os
 import sys
 
 from guard_adapters.sockets import digest, socket_path
+from guard_adapters.worker.state_cache import recall
 
 FAST_COMMANDS = frozenset({"check", "covering-tests", "callers", "stats"})
 # what the worker also answers: ``guard run``'s plan and record (see fast_run.py)
@@ -69,69 +70,15 @@ def worker_socket(state_dir: str | os.PathLike[str]) -> str:
 
 def state_dir_for(argv: list[str], cwd: str) -> str | None:
     """The state folder of the repository ``argv`` names with ``--repo`` (default: here), as
-    the settings give it: ``GUARD_STATE_DIR``, else ``state_dir`` in ``[tool.guard]``, else
-    ``<root>/.guard``. The root is the nearest folder holding ``.git``; should git disagree,
-    no worker answers at this path and the command runs here, as without a worker."""
-    if os.environ.get("GUARD_STATE_DIR"):
-        return os.path.abspath(os.path.expanduser(os.environ["GUARD_STATE_DIR"]))
+    the bootstrap last decided it for that folder (:mod:`guard_adapters.worker.state_cache`);
+    None until a command ran there in process, or once what it read has changed."""
     repo = "."
     for i, arg in enumerate(argv):
         if arg == "--repo" and i + 1 < len(argv):
             repo = argv[i + 1]
         elif arg.startswith("--repo="):
             repo = arg.split("=", 1)[1]
-    folder = os.path.realpath(os.path.join(cwd, repo))
-    while not os.path.exists(os.path.join(folder, ".git")):
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-    configured = _configured_state_dir(folder)
-    if configured:
-        return configured
-    return os.path.join(_main_worktree(folder) or folder, ".guard")
-
-
-def _main_worktree(folder: str) -> str | None:
-    """A linked worktree's main worktree (its ``.git`` is a file naming a folder under the
-    main one's ``.git/worktrees/``), as the bootstrap finds it; None for the main worktree,
-    or when the files do not say (the command then runs here)."""
-    dot_git = os.path.join(folder, ".git")
-    if not os.path.isfile(dot_git):
-        return None
-    try:
-        with open(dot_git, encoding="utf-8") as f:
-            line = f.readline().strip()
-        if not line.startswith("gitdir:"):
-            return None
-        gitdir = os.path.join(folder, line[len("gitdir:") :].strip())
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
-            common = os.path.realpath(os.path.join(gitdir, f.readline().strip()))
-    except OSError:
-        return None
-    return os.path.dirname(common) if os.path.basename(common) == ".git" else common
-
-
-def _configured_state_dir(root: str) -> str | None:
-    try:
-        with open(os.path.join(root, "pyproject.toml"), "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    if b"state" not in raw:  # the common case costs no TOML parse
-        return None
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10: no worker for a configured state folder
-        return None
-    try:
-        table = tomllib.loads(raw.decode("utf-8")).get("tool", {}).get("guard", {})
-    except (ValueError, UnicodeDecodeError):
-        return None
-    value = table.get("state_dir", table.get("state-dir")) if isinstance(table, dict) else None
-    if not isinstance(value, str) or not value:
-        return None
-    return os.path.realpath(os.path.join(root, os.path.expanduser(value)))
+    return recall(os.path.realpath(os.path.join(cwd, os.path.expanduser(repo))))
 
 
 def send(conn: _socket.socket, message: dict) -> None:
