@@ -20,7 +20,7 @@ from _targets import git, sdist_repo
 
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.index.ingest import ingest_static
 from guard_adapters.python.slicer import GitSlicer
 
 SPEC = sys.argv[1] if len(sys.argv) > 1 else "networkx==3.4.2"

@@ -4,7 +4,7 @@ suite (one run, side by side; the issue on the cost of evidence asks for this ta
 Stages: interpreter start; pytest's start-up and collection; the plain run; the run under
 Guard's collector (tracing, per-test context switching, the cache watchers), then the same
 without the watchers; reading the collector's payload (merging, charging to tests); the static
-index (libcst) serially and on every core; the graph writes of the index and of the evidence;
+index serially and on every core; the graph writes of the index and of the evidence;
 and the whole `guard ingest-coverage` as a user runs it (the index parses during the run).
 
 Run: python benchmarks/profile_ingest.py [pkg==version ...]   (default: flask==3.1.2)
@@ -30,7 +30,7 @@ from guard_adapters.coverage.ingest import read_evidence, run_collector
 from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.falkordb.embedded import EmbeddedServer
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
+from guard_adapters.index.ingest import index_planned, plan_static, write_static
 from guard_core.evidence import iter_edges
 
 T = TypeVar("T")

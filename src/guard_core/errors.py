@@ -11,7 +11,7 @@
     └── RunnerError            pytest could not be started
 
 Adapters translate third-party exceptions into this tree at their boundary (``raise ... from exc``)
-so that no redis, libcst or subprocess exception leaks past a port.
+so that no redis, parser or subprocess exception leaks past a port.
 """
 
 from __future__ import annotations

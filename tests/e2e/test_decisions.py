@@ -270,7 +270,7 @@ def test_feedback_repairs_a_missing_edge_for_the_function(guard: Guard) -> None:
         subprocess.run(
             ["git", "-C", str(guard.settings.repo), "commit", "-qam", "caller"], check=True
         )
-        from guard_adapters.libcst.ingest import ingest_static
+        from guard_adapters.index.ingest import ingest_static
 
         ingest_static(guard.settings.repo, guard.store, include_tests=True)
         edit(guard, "pkg/core.py", "    return unused(a)", "    return unused(a) + 1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from guard_adapters.falkordb.store import FalkorGraphStore
-from guard_adapters.libcst.ingest import ingest_static
+from guard_adapters.index.ingest import ingest_static
 from tests.conftest import git, make_repo
 
 FILES = {

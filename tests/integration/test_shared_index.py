@@ -15,10 +15,10 @@ import redis
 
 from guard_adapters.falkordb.shared_index import PREFIX
 from guard_adapters.falkordb.store import FalkorGraphStore, connect
-from guard_adapters.libcst import index, ingest, shared_index
-from guard_adapters.libcst.index import RawIndex
-from guard_adapters.libcst.ingest import ingest_static
-from guard_adapters.libcst.shared_index import decode, encode, index_key, lookup
+from guard_adapters.index import index, ingest, shared_index
+from guard_adapters.index.index import RawIndex
+from guard_adapters.index.ingest import ingest_static
+from guard_adapters.index.shared_index import decode, encode, index_key, lookup
 from guard_adapters.pytest.layout import PytestLayout
 from tests.conftest import git, make_repo
 from tests.integration.test_ingest_static import FILES, snapshot
@@ -119,7 +119,7 @@ def encode_foreign() -> str:
 
 def test_codec_round_trip_and_keys(tmp_path: Path) -> None:
     repo = unique_repo(tmp_path / "r")
-    from guard_adapters.libcst.index import index_file
+    from guard_adapters.index.index import index_file
 
     data = (repo / "src/pkg/core.py").read_bytes()
     raw = index_file("src/pkg/core.py", data, "pkg.core", PytestLayout(), False)

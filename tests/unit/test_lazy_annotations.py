@@ -5,7 +5,7 @@ them (``get_type_hints``, a dataclass-like base or ``singledispatch`` evaluate t
 
 from __future__ import annotations
 
-from guard_adapters.libcst.index import index_file
+from guard_adapters.index.index import index_file
 from guard_adapters.pytest.layout import PytestLayout
 
 LAZY = "from __future__ import annotations\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from guard_adapters.libcst.index import index_file
+from guard_adapters.index.index import index_file
 from guard_adapters.pytest.layout import PytestLayout
 
 

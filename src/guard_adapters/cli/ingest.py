@@ -52,9 +52,9 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @handle_errors
 def ingest_static_cmd(repo: Path, include_tests: bool, reset: bool, as_json: bool) -> None:
-    """Parse the repository with libcst into the graph (only changed files are re-read)."""
+    """Index the repository's Python files into the graph (only changed files are re-read)."""
     from guard_adapters.git.repo import head_sha
-    from guard_adapters.libcst.ingest import ingest_static
+    from guard_adapters.index.ingest import ingest_static
     from guard_adapters.workspace import open_guard
     from guard_core.ports import EvidenceBases
 

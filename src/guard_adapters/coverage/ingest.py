@@ -29,7 +29,7 @@ from guard_adapters.coverage.charges import charge_consumed
 from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.coverage.reflected import NameCodes, recorded_files
 from guard_adapters.git.repo import head_sha, repo_root
-from guard_adapters.libcst.ingest import index_planned, plan_static, write_static
+from guard_adapters.index.ingest import index_planned, plan_static, write_static
 from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.pytest.projects import nested_in, subprojects

@@ -1,5 +1,5 @@
 """Registers the evidence refresher that ``guard run`` uses (imported only when a run needs
-it: ``guard check`` never pays for coverage.py and libcst)."""
+it: ``guard check`` never pays for coverage.py)."""
 
 from __future__ import annotations
 

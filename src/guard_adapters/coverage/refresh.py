@@ -32,7 +32,7 @@ from guard_adapters.coverage.ingest import read_evidence
 from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.git.diff import read_at
 from guard_adapters.git.snapshot import snapshot_commit, working_tree_id
-from guard_adapters.libcst.ingest import (
+from guard_adapters.index.ingest import (
     Indexed,
     StaticPlan,
     index_planned,

@@ -1,5 +1,5 @@
 """Static indexes by content key, as plain Redis strings beside the graphs: every base, clone
-and CI worker on the server reads them (``guard_adapters.libcst.shared_index``)."""
+and CI worker on the server reads them (``guard_adapters.index.shared_index``)."""
 
 from __future__ import annotations
 

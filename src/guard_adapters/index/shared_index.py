@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from cattrs.preconf.json import make_converter
 
-from guard_adapters.libcst.index import INDEX_VERSION, RawIndex, indexer_digest
+from guard_adapters.index.index import INDEX_VERSION, RawIndex, indexer_digest
 from guard_adapters.pytest.layout import PytestLayout
 from guard_core.logs import get_logger
 

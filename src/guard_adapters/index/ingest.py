@@ -10,9 +10,9 @@ from pathlib import Path
 import attrs
 
 from guard_adapters.git.repo import git, repo_root, tracked_files
+from guard_adapters.index.index import RawIndex, content_sha, index_file
+from guard_adapters.index.shared_index import IndexJob, index_key, keep, lookup
 from guard_adapters.interrupts import interrupts_deferred
-from guard_adapters.libcst.index import RawIndex, content_sha, index_file
-from guard_adapters.libcst.shared_index import IndexJob, index_key, keep, lookup
 from guard_adapters.pytest.layout import load_layout
 from guard_adapters.python.modules import module_name
 from guard_adapters.python.slicer import file_role

@@ -1,17 +1,16 @@
-"""The static indexer: for one file, its functions, tests, the names each reads, its calls and
-its imports, resolved with libcst's scope and qualified-name metadata."""
+"""The static index's name reads as libcst's metadata computes them: the reference the
+``ast`` indexer (:mod:`guard_adapters.index.file_reads`) must agree with, fact for fact.
+
+This was Guard's indexer until its metadata passes became most of an ingest's time; it stays
+here, unchanged, so the identity test and ``benchmarks/index_identity.py`` can compare the two
+on any code.
+"""
 
 from __future__ import annotations
 
 import bisect
-import functools
-import hashlib
-import sys
 from collections import defaultdict
-from importlib.metadata import version
-from pathlib import Path, PurePosixPath
 
-import attrs
 import libcst as cst
 from libcst.metadata import (
     ByteSpanPositionProvider,
@@ -22,62 +21,35 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from guard_adapters.index.file_reads import RESOLVED, SELF_METHOD
+from guard_adapters.index.index import RawIndex, assemble, content_sha, package_of, unparsable
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
-from guard_adapters.python.test_functions import collected_tests
-from guard_core.index_model import FileIndex, FunctionNode, StatementBinding, StatementRead
+from guard_adapters.python.scopes import resolve_relative
+from guard_core.index_model import StatementRead
 from guard_core.model import CLASS_BODY, RegionKind
 
-RESOLVED = 0.9  # a name bound by an import or a module-level definition
-SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
-
-INDEX_VERSION = b"guard-index-12\0"  # a new version re-indexes every file once
-
-
-@functools.cache
-def indexer_digest() -> bytes:
-    """What a file's index depends on besides its bytes: the interpreter's minor version (what
-    parses, the standard library's module names), libcst's version, and the indexer's own code
-    (a Guard of another commit may share the server, or have written this graph)."""
-    import guard_adapters
-    import guard_core
-
-    digest = hashlib.sha256(f"{sys.version_info[:2]}|{version('libcst')}|".encode())
-    digest.update(INDEX_VERSION)
-    roots = (Path(guard_adapters.__file__).parent, Path(guard_core.__file__).parent)
-    for source in sorted(p for root in roots for p in root.rglob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    return digest.digest()
-
-
-def content_sha(data: bytes) -> str:
-    """The sha a graph keeps for a file's index: another indexer re-indexes the file."""
-    return hashlib.sha1(indexer_digest() + data, usedforsecurity=False).hexdigest()
-
-
-@attrs.frozen
-class RawIndex:
-    """One file's index before cross-file resolution (dotted call targets, not ids)."""
-
-    file: FileIndex
-    calls: dict[str, dict[str, float]]  # caller id -> {dotted target: confidence}
-    imports: tuple[str, ...]  # dotted module names
-    dotted: dict[str, str]  # dotted name -> function id, for this file's functions
-    aliases: tuple[tuple[str, str], ...] = ()
-
-
-def _resolve(name: str, module: str | None, package: str | None) -> str | None:
-    if "<locals>" in name:
-        return None
-    if name.startswith("."):
-        dots = len(name) - len(name.lstrip("."))
-        base = (package or "").split(".") if package else []
-        if dots > 1:
-            base = base[: len(base) - (dots - 1)] if len(base) >= dots - 1 else []
-        rest = name.lstrip(".")
-        return ".".join([*base, rest] if rest else base) or None
-    return name
+def reference_index_file(
+    path: str, data: bytes, module: str | None, layout: PytestLayout, is_test: bool
+) -> RawIndex:
+    sha = content_sha(data)
+    try:
+        text = data.decode("utf-8")
+        regions = extract_regions(path, text)
+        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    except (
+        UnicodeDecodeError,
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+        cst.ParserSyntaxError,
+    ) as exc:
+        return unparsable(path, sha, module, exc)
+    visitor = _RefVisitor(regions, module, package_of(path, module), data)
+    wrapper.visit(visitor)
+    return assemble(path, sha, module, regions, visitor, layout, is_test)
 
 
 class _RefVisitor(cst.CSTVisitor):
@@ -149,7 +121,7 @@ class _RefVisitor(cst.CSTVisitor):
                     continue
                 out.append(f"{self.module}.{q.name}" if self.module else q.name)
             else:
-                resolved = _resolve(q.name, self.module, self.package)
+                resolved = resolve_relative(q.name, self.module, self.package)
                 if resolved:
                     out.append(resolved)
         return out
@@ -286,7 +258,7 @@ class _RefVisitor(cst.CSTVisitor):
         self._imports += 1
         base = cst.Module([]).code_for_node(node.module) if node.module else ""
         rel = "." * len(node.relative)
-        target = _resolve(rel + base, self.module, self.package) if rel else base
+        target = resolve_relative(rel + base, self.module, self.package) if rel else base
         if not target:
             return
         self.imports.add(target)
@@ -307,122 +279,3 @@ class _RefVisitor(cst.CSTVisitor):
                     else name
                 )
                 self.aliases.add((f"{self.module}.{local}", f"{target}.{name}"))
-
-
-def _star_reads(visitor: _RefVisitor, regions: ModuleRegions) -> dict[str, set[str]]:
-    """What each region may read through the file's star imports (added to its refs and to
-    its statements' reads): ``m.name`` for each name it reads that the file binds by no
-    definition of its own (and ``module.name``: a package's submodule, a name set from
-    elsewhere). A name the file binds before the star import is re-exported from ``m`` under
-    the file's own name, which the aliases follow."""
-    out: dict[str, set[str]] = defaultdict(set)
-    if not visitor.star_sources:
-        return out
-    sources = sorted({*visitor.star_sources, *([visitor.module] if visitor.module else [])})
-    for r in regions.regions.values():
-        if "*" in r.attributes:  # globals()[name], vars(): any name a star import bound
-            out[r.id] = {f"{m}.*" for m in visitor.star_sources}
-            for i, stmt in enumerate(r.bindings if r.kind is not RegionKind.FUNCTION else ()):
-                if not stmt.imports:
-                    visitor.stmt_refs[r.id].update(
-                        StatementRead(i, f"{m}.*") for m in visitor.star_sources
-                    )
-            continue
-        out[r.id] = {f"{m}.{free}" for m in sources for free in visitor.free.get(r.id, ())}
-        visitor.stmt_refs[r.id].update(
-            StatementRead(i, f"{m}.{free}")
-            for i, free in visitor.stmt_free.get(r.id, ())
-            for m in sources
-        )
-    return out
-
-
-def _read_lines(
-    visitor: _RefVisitor, regions: ModuleRegions, region: Region
-) -> tuple[tuple[str, frozenset[int]], ...]:
-    """A function's reads with the lines that make them: its names (not those a star import
-    may bind: they stay without lines) and ".name" for its attribute reads. A read on a line
-    the function does not own (its decorators, defaults and annotations run where it is
-    defined), and every read of a memo function (a cache hit reads through lines it never
-    runs), keep no lines: they apply to every test that ran the function."""
-    if region.kind is not RegionKind.FUNCTION or region.memo:
-        return ()
-    found = {name: frozenset(lines) for name, lines in visitor.ref_lines.get(region.id, {}).items()}
-    for attr, spans in region.attribute_spans.items():
-        found[f".{attr}"] = frozenset(i for a, b in spans for i in range(a, b + 1))
-    return tuple(
-        sorted(
-            (name, lines)
-            for name, lines in found.items()
-            if all(regions.owner(line) == region.id for line in lines)
-        )
-    )
-
-
-def index_file(
-    path: str, data: bytes, module: str | None, layout: PytestLayout, is_test: bool
-) -> RawIndex:
-    """Index one file; a file that does not parse is recorded with its error and no code."""
-    sha = content_sha(data)
-    try:
-        text = data.decode("utf-8")
-        regions = extract_regions(path, text)
-        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    except (
-        UnicodeDecodeError,
-        SyntaxError,
-        ValueError,
-        RecursionError,
-        MemoryError,
-        cst.ParserSyntaxError,
-    ) as exc:
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        return RawIndex(FileIndex(path=path, sha=sha, module=module, parse_error=error), {}, (), {})
-    package = (
-        module
-        if PurePosixPath(path).name == "__init__.py"
-        else (module.rpartition(".")[0] if module else None)
-    )
-    visitor = _RefVisitor(regions, module, package or None, data)
-    wrapper.visit(visitor)
-    stars = _star_reads(visitor, regions)
-    functions = []
-    dotted: dict[str, str] = {}
-    for r in regions.regions.values():
-        bindings = (
-            tuple(StatementBinding(tuple(b.names), b.side_effects) for b in r.bindings)
-            if r.kind is not RegionKind.FUNCTION
-            else ()
-        )
-        functions.append(
-            FunctionNode(
-                id=r.id,
-                file=path,
-                name=r.name,
-                qualname=r.qualname,
-                start=r.start,
-                end=r.end,
-                has_dynamic_dispatch=r.dynamic_dispatch,
-                refs=tuple(sorted({*visitor.refs.get(r.id, ()), *stars.get(r.id, ())})),
-                statement_refs=tuple(
-                    sorted(
-                        visitor.stmt_refs.get(r.id, ()),
-                        key=lambda read: (read.statement, read.name),
-                    )
-                ),
-                bindings=bindings,
-                attributes=tuple(sorted(r.attributes)),
-                memo=r.memo,
-                read_lines=_read_lines(visitor, regions, r),
-            )
-        )
-        if module and r.kind is RegionKind.FUNCTION and "#" not in r.qualname:
-            dotted[f"{module}.{r.qualname}"] = r.id
-    tests = collected_tests(path, regions, layout) if is_test else ()
-    return RawIndex(
-        file=FileIndex(path=path, sha=sha, module=module, functions=tuple(functions), tests=tests),
-        calls={k: dict(v) for k, v in visitor.calls.items()},
-        imports=tuple(sorted(visitor.imports)),
-        dotted=dotted,
-        aliases=tuple(sorted(visitor.aliases)),
-    )
