@@ -51,6 +51,8 @@ class Base(metaclass=Meta):
         self.helper().value.attr = a
         del self.helper
         values = [a.b for a in rest]
+        firsts = [w[0] if (w := m) else {w: m, **kw} for m in rest]
+        print(firsts, *values, end=key)
         with open(os.path.join("x")) as handle, handle as again:
             for i, v in enumerate(values):
                 pass

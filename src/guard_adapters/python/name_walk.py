@@ -2,10 +2,10 @@
 order, the reads the index records: names and attribute chains (with their context), calls,
 imports.
 
-The walk visits nodes in the order Python binds names (and libcst's scope analysis did): a
-function's parameters and body in its own scope, its defaults, annotations and decorators in
-the enclosing one; a comprehension's first iterable outside it; a ``for`` loop's target before
-its iterable. Each assignment statement, once left, makes its names visible to the reads after
+The walk visits nodes in source order, except where Python binds names otherwise (as libcst's
+scope analysis does): a function's parameters and body in its own scope, its defaults,
+annotations and decorators in the enclosing one; a comprehension's first iterable outside it; a
+``for`` loop's target before its iterable. Each assignment statement, once left, makes its names visible to the reads after
 it in the same scope.
 """
 
@@ -22,6 +22,10 @@ from guard_adapters.python.scopes import Access, Pseudo, Scope, dotted_names, na
 Read = tuple[str, object, str, Scope | None]
 
 _CONTEXT = {ast.Load: "load", ast.Store: "store", ast.Del: "del"}
+
+
+def _position(node: ast.expr | ast.keyword) -> tuple[int, int]:
+    return node.lineno, node.col_offset
 
 
 class NameWalk:
@@ -133,11 +137,22 @@ class NameWalk:
         self._read("call", node, "load", self.scope)
         self._chains.append(None)
         self.visit(node.func)
-        for arg in node.args:
-            self.visit(arg)
-        for keyword in node.keywords:
-            self._keyword(keyword)
+        for arg in sorted([*node.args, *node.keywords], key=_position):  # in source order
+            if isinstance(arg, ast.keyword):
+                self._keyword(arg)
+            else:
+                self.visit(arg)
         self._chains.pop()
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        for part in (node.body, node.test, node.orelse):  # in source order
+            self.visit(part)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is not None:
+                self.visit(key)
+            self.visit(value)
 
     def _keyword(self, keyword: ast.keyword) -> None:
         if keyword.arg is not None:
