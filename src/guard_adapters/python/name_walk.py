@@ -5,8 +5,8 @@ imports.
 The walk visits nodes in source order, except where Python binds names otherwise (as libcst's
 scope analysis does): a function's parameters and body in its own scope, its defaults,
 annotations and decorators in the enclosing one; a comprehension's first iterable outside it; a
-``for`` loop's target before its iterable. Each assignment statement, once left, makes its names visible to the reads after
-it in the same scope.
+``for`` loop's target before its iterable. Each assignment statement, once left, makes its
+names visible to the reads after it in the same scope.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ Read = tuple[str, object, str, Scope | None]
 _CONTEXT = {ast.Load: "load", ast.Store: "store", ast.Del: "del"}
 
 
-def _position(node: ast.expr | ast.keyword) -> tuple[int, int]:
-    return node.lineno, node.col_offset
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
 
 
 class NameWalk:
