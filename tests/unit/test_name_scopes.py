@@ -4,6 +4,10 @@ another."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from guard_adapters.index.index import index_file
 from guard_adapters.pytest.layout import PytestLayout
 
@@ -76,3 +80,9 @@ def test_self_attribute_reads_and_calls_name_the_class_member() -> None:
     )
     assert "pkg.m.C.b" in refs["C.a"]
     assert calls["C.a"]["pkg.m.C.b"] < 0.9  # a subclass may override it
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="type parameter defaults are 3.13 syntax")
+def test_a_type_parameters_bound_and_default_are_reads() -> None:
+    refs, _ = facts("from pkg.other import B, D\n\ndef f[T: B = D](x: T) -> T:\n    return x\n")
+    assert {"pkg.other.B", "pkg.other.D"} <= refs["<module>"]

@@ -333,9 +333,10 @@ class NameWalk:
 
     def _type_param(self, node: ast.AST) -> None:
         self.scope.assign(node.name)  # type: ignore[attr-defined]
-        bound = getattr(node, "bound", None)
-        if bound is not None:
-            self.visit(bound)
+        for part in ("bound", "default_value"):  # a default (3.13) is read too; libcst misses
+            value = getattr(node, part, None)  # it on a def's or class's parameters
+            if value is not None:
+                self.visit(value)
         self._left()
 
     visit_TypeVar = visit_ParamSpec = visit_TypeVarTuple = _type_param
