@@ -116,9 +116,9 @@ def index_file(
         tree = ast.parse(text, filename=path)
         regions = extract_regions(path, text, tree)
         walk = NameWalk().walk(tree)
+        visitor = FileReads(regions, module, package_of(path, module)).read(walk)
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return unparsable(path, sha, module, exc)
-    visitor = FileReads(regions, module, package_of(path, module)).read(walk)
     return assemble(path, sha, module, regions, visitor, layout, is_test)
 
 
