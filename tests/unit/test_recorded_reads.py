@@ -185,13 +185,13 @@ def test_object_names_follow_what_a_signature_is_read_from() -> None:
 
 def test_the_recorder_sees_calls_from_repository_files_under_the_current_context() -> None:
     here = __file__
-    context = ["t1"]
-    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, lambda: context[0])
+    holder = types.SimpleNamespace(context="t1")
+    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, holder)
     recorder.install()
     try:
         key = "x"
         getattr(_Base(1), key)
-        context[0] = "t2"
+        holder.context = "t2"
         inspect.signature(_Model)
         assert hasattr(_Base(1), "y") is False
     finally:
@@ -204,8 +204,27 @@ def test_the_recorder_sees_calls_from_repository_files_under_the_current_context
     assert {"=_Model", "=_Base", ".y"} <= t2
 
 
+def test_a_look_repeated_at_one_site_is_recorded_under_each_context_that_makes_it() -> None:
+    here = __file__
+    holder = types.SimpleNamespace(context="t1")
+    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, holder)
+    recorder.install()
+    try:
+        for context in ("t1", "t1", "t2", "t1", "t3"):
+            holder.context = context
+            for key in ("x", "x", "__class__"):
+                getattr(_Base(1), key)
+    finally:
+        recorder.uninstall()
+    seen = recorder.dump()
+    assert sorted(seen) == ["t1", "t2", "t3"]
+    for context in seen:
+        [names] = seen[context]["tests/x.py"].values()  # one site: the loop's line
+        assert names == [".__class__", ".x"]
+
+
 def test_a_wrapper_replaced_during_the_run_makes_the_record_inactive() -> None:
-    recorder = ReflectionRecorder(lambda f: None, lambda: "t")
+    recorder = ReflectionRecorder(lambda f: None, types.SimpleNamespace(context="t"))
     recorder.install()
     try:
         mine = builtins.getattr
@@ -219,7 +238,7 @@ def test_a_wrapper_replaced_during_the_run_makes_the_record_inactive() -> None:
 
 
 def test_a_wrapper_patched_and_put_back_between_two_checks_ends_the_record() -> None:
-    recorder = ReflectionRecorder(lambda f: None, lambda: "t")
+    recorder = ReflectionRecorder(lambda f: None, types.SimpleNamespace(context="t"))
     recorder.install()
     try:
         with pytest.MonkeyPatch.context() as patch:  # as a test's own `with` block does
@@ -239,7 +258,9 @@ def _module(name: str, file: str, source: str) -> types.ModuleType:
 
 
 def test_a_module_outside_the_repository_gets_the_real_builtins_at_a_pause_only() -> None:
-    recorder = ReflectionRecorder(lambda f: None if "site-packages" in f else "pkg/m.py", str)
+    recorder = ReflectionRecorder(
+        lambda f: None if "site-packages" in f else "pkg/m.py", types.SimpleNamespace(context="")
+    )
     lib = _module(
         "fake_lib",
         "/venv/site-packages/fake_lib.py",
@@ -262,7 +283,8 @@ def test_a_module_outside_the_repository_gets_the_real_builtins_at_a_pause_only(
 
 def test_a_repository_module_that_binds_a_real_builtin_is_unrecorded_even_once_unloaded() -> None:
     recorder = ReflectionRecorder(
-        lambda f: "pkg/starred.py" if f.endswith("starred.py") else None, str
+        lambda f: "pkg/starred.py" if f.endswith("starred.py") else None,
+        types.SimpleNamespace(context=""),
     )
     real = builtins.getattr  # what `from lib import *` binds once lib has the real builtins
     recorder.install()

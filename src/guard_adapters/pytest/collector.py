@@ -140,8 +140,8 @@ class GuardCollector:
         sys.addaudithook(self._audit)
         sys.meta_path.insert(0, ImportLabeler(self.root, self._switch, self._module_ran))
         self._watch_multiprocessing()
-        self.memo = MemoWatcher(self._enter_fill, lambda: self.context, self._ours, self._resume)
-        self.reflection = ReflectionRecorder(self._code_file, lambda: self.context)
+        self.memo = MemoWatcher(self._enter_fill, self, self._ours, self._resume)
+        self.reflection = ReflectionRecorder(self._code_file, self)
         if os.environ.get("GUARD_COLLECT_REFLECT", "1") != "0":  # 0: without (benchmarks)
             self.reflection.install()
         self.swapper: ContainerSwapper | None = None
@@ -226,6 +226,8 @@ class GuardCollector:
         self.context = label
         if self.tracer is not None:
             self.tracer.switch(label, restart)
+        elif self.lines is not None:
+            self.lines.switch(self.cov, label)
         else:
             self.cov.switch_context(label)
         return previous

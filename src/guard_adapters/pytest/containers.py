@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from guard_adapters.pytest.identity import address
 from guard_adapters.pytest.labels import FILL, IMPORT, OWN, SEGMENT, SESSION
 
 _SHARED = (SESSION, IMPORT)
@@ -121,10 +122,10 @@ class FillTracker:
             return
         # the asking frames not found on the stack have returned; the walk stops once all
         # are found (they are held here, so no running frame can reuse their ids)
-        gone = {id(fill[3]) for fill in self.unsettled if fill[3] is not None}
+        gone = {address(fill[3]) for fill in self.unsettled if fill[3] is not None}
         frame: Any = sys._getframe(1)
         while frame is not None and gone:
-            gone.discard(id(frame))
+            gone.discard(address(frame))
             frame = frame.f_back
         if not gone:
             return
@@ -132,7 +133,7 @@ class FillTracker:
         ended: list[tuple[str, str, int, Any]] = []
         for fill in self.unsettled:
             frame = fill[3]
-            (ended if frame is not None and id(frame) in gone else still).append(fill)
+            (ended if frame is not None and address(frame) in gone else still).append(fill)
         self.unsettled = still
         owner = self.owner()
         for label, filler, start, _ in ended:
@@ -450,11 +451,11 @@ def _places(module: Any) -> defaultdict[int, list[tuple[Any, Any, bool]]]:
         kind = type(value)  # never isinstance(): a lazy proxy would evaluate itself
         if (
             issubclass(kind, type)
-            and id(value) not in classes
+            and address(value) not in classes
             and vars(value).get("__module__") == name
             and not _is_enum(kind)
         ):
-            classes.add(id(value))
+            classes.add(address(value))
             for ckey, cvalue in list(vars(value).items()):
                 if not ckey.startswith("__"):
                     _found(places, value, ckey, cvalue, attr=True)
@@ -476,7 +477,7 @@ def _found(
             for inner_key, inner in list(value.items()):
                 _found(places, value, inner_key, inner, attr=False)
         return
-    places[id(value)].append((holder, key, attr))
+    places[address(value)].append((holder, key, attr))
 
 
 def _is_enum(metaclass: type) -> bool:

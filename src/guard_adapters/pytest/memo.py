@@ -22,7 +22,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from guard_adapters.pytest.labels import MEMO
+from guard_adapters.pytest.identity import address
+from guard_adapters.pytest.labels import MEMO, HasContext
 
 _REAL_LRU = functools.lru_cache
 _make_key = functools._make_key  # the key lru_cache files an entry under
@@ -34,18 +35,18 @@ _ABSENT = object()
 class MemoWatcher:
     """Installs the watched decorators; ``switch(label) -> previous`` is the collector's, and
     so is ``resume(previous, fill)``, the way back from a fill to the context that consumed it
-    (a plain switch unless given)."""
+    (a plain switch unless given); ``holder.context`` is the current context."""
 
     def __init__(
         self,
         switch: Callable[[str], str],
-        current: Callable[[], str],
+        holder: HasContext,
         ours: Callable[[str], bool],
         resume: Callable[[str, str], None] | None = None,
     ) -> None:
         self.switch = switch
         self.resume = resume or self._switch_back
-        self.current = current
+        self.holder = holder
         self.ours = ours  # whether a code file belongs to the repository
         self.consumed: defaultdict[str, set[str]] = defaultdict(set)
         self.main = threading.main_thread()
@@ -53,6 +54,9 @@ class MemoWatcher:
 
     def _switch_back(self, label: str, fill: str) -> None:
         self.switch(label)
+
+    def current(self) -> str:
+        return self.holder.context
 
     def install(self) -> None:
         # ``functools.cache`` calls the module's ``lru_cache``: it follows
@@ -170,6 +174,10 @@ def _watched_property(watcher: MemoWatcher) -> type:
     property."""
 
     class cached_property(_REAL_CACHED_PROPERTY[Any]):
+        # address(instance) -> (the context last charged its value's fill, address(value));
+        # here too, for a subclass that skips our __init__
+        _charged: dict[int, tuple[str, int]] = {}
+
         def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             func = args[0] if args else kwargs.get("func")
             if cls is watched and watcher.label_of(func) is None:
@@ -182,29 +190,45 @@ def _watched_property(watcher: MemoWatcher) -> type:
             super().__init__(*args, **kwargs)
             own = type(self) is watched
             self._label = watcher.label_of(getattr(self, "func", None)) if own else None
-            # id(instance) -> (a weak reference to it, the fill of its value, id of the value)
+            # address(instance) -> (a weak reference to it, its value's fill, address(value))
             self._producers: dict[int, tuple[weakref.ref[Any], str, int]] = {}
             self._fills: set[str] = set()
+            self._charged = {}
 
         def _producer(self, instance: Any, value: Any) -> Any:
             """The fill labels a read of ``instance``'s ``value`` charges: every fill unless
             the value is still the one that fill stored on this very object."""
-            known = self._producers.get(id(instance))
-            if known is not None and known[0]() is instance and known[2] == id(value):
+            known = self._producers.get(address(instance))
+            if known is not None and known[0]() is instance and known[2] == address(value):
                 return (known[1],)
             return self._fills
 
-        def _made(self, instance: Any, produced: str, value: Any) -> None:
+        def _made(self, instance: Any, produced: str, value: Any) -> bool:
+            """Note the fill of ``instance``'s value; whether its reads will know it."""
             self._fills.add(produced)
             try:
                 ref = weakref.ref(instance)
             except TypeError:  # no weak reference: its reads charge every fill
-                return
+                return False
             if len(self._producers) >= _MAX_ENTRIES:
                 self._producers.clear()
-            self._producers[id(instance)] = (ref, produced, id(value))
+                self._charged.clear()
+            self._producers[address(instance)] = (ref, produced, address(value))
+            return True
 
         def __get__(self, instance: Any, owner: type | None = None) -> Any:
+            # A hit its context was already charged for charges nothing new: answered in a
+            # few lines, since under a line tracer each line of this method costs a callback
+            # (on networkx, whose graphs read a cached property at every ``G[n]``, the full
+            # method doubled the run).
+            seen = self._charged.get(address(instance))
+            if seen is not None and seen[0] == watcher.holder.context:
+                value = instance.__dict__.get(self.attrname, _ABSENT)
+                if address(value) == seen[1]:
+                    return value
+            return self._get(instance, owner)
+
+        def _get(self, instance: Any, owner: type | None) -> Any:
             label = getattr(self, "_label", None)  # a subclass may skip our __init__
             if instance is None or label is None:
                 return super().__get__(instance, owner)
@@ -219,7 +243,10 @@ def _watched_property(watcher: MemoWatcher) -> type:
             reader = watcher.current()
             value = store.get(name, _ABSENT)
             if value is not _ABSENT:
-                watcher.consumed[reader].update(self._producer(instance, value))
+                charged = self._producer(instance, value)
+                watcher.consumed[reader].update(charged)
+                if charged is not self._fills:  # its own fill: the same charge next time
+                    self._charged[address(instance)] = (reader, address(value))
                 return value
             if threading.current_thread() is not watcher.main:
                 # off the main thread the context does not switch: the lines are the reader's
@@ -237,13 +264,15 @@ def _watched_property(watcher: MemoWatcher) -> type:
                     watcher.outer = outer
                     watcher.resume(previous, produced)
             store[name] = value
-            self._made(instance, produced, value)
+            if self._made(instance, produced, value):
+                self._charged[address(instance)] = (reader, address(value))
             return value
 
         def _forget(self, instance: Any) -> None:
             producers = getattr(self, "_producers", None)  # a subclass may skip our __init__
             if producers:
-                producers.pop(id(instance), None)
+                producers.pop(address(instance), None)
+            self._charged.pop(address(instance), None)
 
         def __set__(self, instance: Any, value: Any) -> None:
             self._forget(instance)

@@ -32,6 +32,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from guard_adapters.pytest.identity import address
+from guard_adapters.pytest.labels import HasContext
+
 BUILTINS = ("getattr", "hasattr", "setattr", "delattr")
 INTROSPECTION = {
     inspect: ("signature", "getfullargspec", "getcallargs"),
@@ -55,9 +58,9 @@ def object_names(obj: Any) -> set[str]:
     seen: set[int] = set()
     while todo and len(seen) < _MAX_OBJECTS:
         item = todo.pop()
-        if id(item) in seen:
+        if address(item) in seen:
             continue
-        seen.add(id(item))
+        seen.add(address(item))
         try:
             if isinstance(item, functools.partial):
                 todo.append(item.func)
@@ -113,9 +116,9 @@ class ReflectionRecorder:
     """Wraps the reflective builtins and introspection functions while installed; what a
     call from a repository file was given is kept under the current context."""
 
-    def __init__(self, relative: Callable[[str], str | None], context: Callable[[], str]) -> None:
+    def __init__(self, relative: Callable[[str], str | None], holder: HasContext) -> None:
         self._relative = relative  # a code file -> its repository path, or None
-        self._context = context
+        self._holder = holder
         self._files: dict[str, Any] = {}
         self.seen: dict[str, dict[str, dict[int, set[str]]]] = {}
         self._replaced: list[tuple[Any, str, Any, Any]] = []  # owner, name, original, wrapper
@@ -139,7 +142,7 @@ class ReflectionRecorder:
                 if original is not None:  # one a Python version dropped
                     self._replace(module, name, original, self._object_wrapper(original))
         _watchers.append(self._patched)
-        for owner in {id(owner): owner for owner, *_ in self._replaced}.values():
+        for owner in {address(owner): owner for owner, *_ in self._replaced}.values():
             if type(owner) is types.ModuleType:
                 owner.__class__ = _WatchedModule
                 self._watched.append(owner)
@@ -203,7 +206,7 @@ class ReflectionRecorder:
     def _bypass(self, namespace: dict[str, Any]) -> None:
         """Note the namespace of a module outside the repository (a module's own, not a
         dict given to ``exec``: that may be the repository's) for :meth:`bind_outside`."""
-        key = id(namespace)
+        key = address(namespace)
         if key in self._outside or self._deciding:
             return
         self._deciding = True  # the looks below call the wrappers too
@@ -243,7 +246,7 @@ class ReflectionRecorder:
         return rel
 
     def _record(self, rel: str, line: int) -> set[str]:
-        by_file = self.seen.setdefault(self._context(), {}).setdefault(rel, {})
+        by_file = self.seen.setdefault(self._holder.context, {}).setdefault(rel, {})
         return by_file.setdefault(line, set())
 
     def check(self) -> None:
@@ -256,16 +259,26 @@ class ReflectionRecorder:
         getframe = sys._getframe
         file_of = self._file
         record = self._record
-
+        holder = self._holder
         bypass = self._bypass
+        # (code file, line, name) -> the context it was last recorded under: a site that
+        # repeats a look in one context (a loop, a hot helper) is recorded once, in a few
+        # lines; under a line tracer each line here costs a callback
+        noted: dict[tuple[str, int, str], str] = {}
 
         def wrapper(obj: Any, name: Any, *rest: Any) -> Any:
             frame = getframe(1)
+            if type(name) is str:
+                site = (frame.f_code.co_filename, frame.f_lineno, name)
+                if noted.get(site) == holder.context:
+                    return original(obj, name, *rest)
             rel = file_of(frame.f_code.co_filename)
             if rel is None:
                 bypass(frame.f_globals)
             elif isinstance(name, str):
                 record(rel, frame.f_lineno).add("." + name)
+                if type(name) is str:
+                    noted[site] = holder.context
             return original(obj, name, *rest)
 
         return wrapper

@@ -4,14 +4,17 @@ armed only for code objects of the repository."""
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from guard_adapters.pytest.identity import address
 from guard_adapters.pytest.labels import SESSION
 
+_HOLDS_LINES = operator.itemgetter(1)  # (file, its line set): the set is not empty
 SKIP_PARTS = frozenset({".git", ".guard", ".venv", "venv", "site-packages", "__pycache__"})
 
 
@@ -63,6 +66,31 @@ class CoverageLines(LineRecorder):
     def add_file_tracers(self, file_tracers: dict[str, str]) -> None:
         pass
 
+    def switch(self, cov: Any, label: str) -> None:
+        """Switch coverage.py's context to ``label``, handing over the lines its tracer saw
+        since the last switch. coverage's own switch copies the line set of every file it
+        has ever seen, empty or not (7.18: 0.2 ms a switch on networkx's 600 modules, where
+        a cache fill switches twice: most of the run); this takes only the sets that hold
+        lines, and leaves every set in place, as coverage does, for the frames recording
+        into it. Unless the tracer's data is what this expects, coverage switches."""
+        inner = getattr(cov, "_collector", None)
+        data = getattr(inner, "data", None)
+        if getattr(inner, "covdata", None) is not self or not isinstance(data, dict):
+            cov.switch_context(label)
+            return
+        taken: dict[str, set[int]] = {}
+        # the files with lines, picked in C: no line event per file, no other thread between
+        for name, live in dict(filter(_HOLDS_LINES, data.items())).items():
+            if type(live) is not set:  # another coverage.py: it flushes the rest itself
+                self.add_lines(taken)
+                cov.switch_context(label)
+                return
+            snapshot = live.copy()
+            live.difference_update(snapshot)  # what another thread added meanwhile stays
+            taken[name] = snapshot
+        self.add_lines(taken)
+        self.set_context(label)
+
 
 class MonitoringTracer(LineRecorder):
     """Python >= 3.12: records each line executed, once per context, with ``sys.monitoring``
@@ -90,7 +118,7 @@ class MonitoringTracer(LineRecorder):
     def _start(self, code: Any, offset: int) -> Any:
         name = code.co_filename
         if (self.files[name] if name in self.files else self._relative(name)) is not None:
-            self.armed[id(code)] = code
+            self.armed[address(code)] = code
             # set again at every start: measured faster on 3.12 than skipping armed code
             self.mon.set_local_events(self.tool, code, self.mon.events.LINE)
         return self.mon.DISABLE  # until the next re-arm
