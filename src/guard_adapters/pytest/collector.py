@@ -67,6 +67,7 @@ from guard_adapters.pytest.tracers import (
 )
 
 _CHARGED_ONLY = (MEMO, SEGMENT, FILL)  # labels of parts of a context
+_HEARD = SPAWNS | AUDITED  # the audit events the collector acts on
 
 
 _STDLIB = os.path.dirname(os.__file__) + os.sep
@@ -251,6 +252,8 @@ class GuardCollector:
         self._switch(label, restart=False, settle=False)
 
     def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        if event not in _HEARD:  # most events (id(), frame looks): one line under a tracer
+            return
         if event in SPAWNS:
             if self._starts_xdist_worker(args):
                 os.environ.pop(TOKEN, None)  # a worker measures itself, as no one's child
