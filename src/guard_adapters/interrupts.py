@@ -1,5 +1,6 @@
 """Ctrl-C held back while a group of graph writes lands, so an interrupted ingest leaves
-either the old state or the new one, never half of each."""
+either the old state or the new one, never half of each; and a Ctrl-C told from the
+exception Python wrapped it in. Standard library only: the entry point imports it first."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def interrupts_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if received:
         raise KeyboardInterrupt
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether a Ctrl-C caused ``exc``: Python wraps one that lands in some places (a class
+    body's ``__set_name__`` while a module imports) in another exception."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

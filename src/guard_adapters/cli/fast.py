@@ -13,10 +13,21 @@ import os
 import signal
 import sys
 
+from guard_adapters.interrupts import interrupted
 from guard_adapters.worker.client import FAST_COMMANDS, ask_worker, start_worker
 
 
 def main() -> None:
+    try:
+        _main()
+    except BaseException as exc:  # a Ctrl-C before the command's own handler is in place
+        if not interrupted(exc) or isinstance(exc, SystemExit):
+            raise
+        sys.stderr.write("guard: interrupted\n")
+        sys.exit(130)
+
+
+def _main() -> None:
     argv = sys.argv[1:]
     fast = bool(argv) and argv[0] in {*FAST_COMMANDS, "run"}
     fast = fast and os.environ.get("GUARD_WORKER") != "0"

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from guard_adapters.interrupts import interrupted
 from guard_core.errors import GuardError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,25 +38,12 @@ def handle_errors(func: F) -> F:
             click.echo("guard: interrupted", err=True)
             sys.exit(130)
         except Exception as exc:
-            if not _interrupted(exc):
+            if not interrupted(exc):
                 raise
             click.echo("guard: interrupted", err=True)
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _interrupted(exc: BaseException) -> bool:
-    """Whether a Ctrl-C caused ``exc``: Python wraps one that lands in some places (a class
-    body's ``__set_name__`` while a module imports) in another exception."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 repo_option = click.option(
