@@ -13,17 +13,7 @@ from typing import Any
 import pytest
 
 from guard_adapters.pytest.memo import _REAL_CACHED_PROPERTY, MemoWatcher
-
-
-class Contexts:
-    """The collector's context: what ``switch`` set last."""
-
-    def __init__(self) -> None:
-        self.context = "test_a"
-
-    def switch(self, label: str) -> str:
-        previous, self.context = self.context, label
-        return previous
+from tests.unit.test_watched_dicts import Contexts
 
 
 @pytest.fixture
