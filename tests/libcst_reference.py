@@ -21,7 +21,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-from guard_adapters.index.file_reads import RESOLVED, SELF_METHOD
+from guard_adapters.index.file_reads import DYNAMIC_IMPORTS, RESOLVED, SELF_METHOD
 from guard_adapters.index.index import RawIndex, assemble, content_sha, package_of, unparsable
 from guard_adapters.pytest.layout import PytestLayout
 from guard_adapters.python.regions import ModuleRegions, Region, extract_regions
@@ -242,6 +242,33 @@ class _RefVisitor(cst.CSTVisitor):
         if isinstance(func, cst.Name | cst.Attribute):
             for target in self._dotted(func):
                 self.calls[region.id][target] = RESOLVED
+        self._dynamic_import(node)
+
+    def _dynamic_import(self, node: cst.Call) -> None:
+        builtin = isinstance(node.func, cst.Name) and node.func.value == "__import__"
+        if not builtin and not any(n in DYNAMIC_IMPORTS for n in self._dotted(node.func)):
+            return
+        first = node.args[0].value if node.args and not node.args[0].keyword else None
+        strings = cst.SimpleString | cst.ConcatenatedString
+        name = first.evaluated_value if isinstance(first, strings) else None
+        if not isinstance(name, str) or not name or name.startswith("."):
+            return
+        self.imports.add(name)
+        self._add_ref(node, name)
+        if builtin and "." in name:
+            self._add_ref(node, name.partition(".")[0])
+
+    def _add_ref(self, node: cst.CSTNode, name: str) -> None:
+        region = self._owner(node)
+        self.refs[region.id].add(name)
+        line = self._line(node)
+        if region.kind is RegionKind.FUNCTION:
+            self.ref_lines[region.id][name].add(line)
+            return
+        for index, stmt in enumerate(region.bindings):
+            if stmt.start <= line <= stmt.end:
+                self.stmt_refs[region.id].add(StatementRead(index, name))
+                break
 
     def leave_Import(self, original_node: cst.Import) -> None:
         self._imports -= 1

@@ -209,6 +209,16 @@ class FakeReads:
         self._check()
         return set(names) & set(self.modules)
 
+    def modules_imported(self, modules: Iterable[str]) -> set[str]:
+        self._check()
+        known = {node.module for node in self.files.values()}
+        return {
+            m
+            for m in modules
+            if m in known
+            and any(m in node.imports and node.module != m for node in self.files.values())
+        }
+
     def classes_among(self, names: Iterable[str]) -> set[str]:
         self._check()
         return set(names) & set(self.classes)

@@ -28,6 +28,7 @@ from guard_core.model import (
     node_id,
     split_id,
 )
+from guard_core.module_names import shorter_names, unnamed_modules
 from guard_core.ports import EvidenceReader
 from guard_core.recorded_reads import only_recorded, recorded_edges
 
@@ -62,8 +63,11 @@ def module_region(path: str) -> str:
 
 
 def names_closure(store: EvidenceReader, names: Iterable[str]) -> set[str]:
-    """The names plus every re-export of them (``pkg.X`` for ``pkg.mod.X``), transitively."""
+    """The names plus every re-export of them (``pkg.X`` for ``pkg.mod.X``), transitively,
+    and a name of a module no file imports by its dotted name under each shorter dotted name
+    of that module (``plain.X`` for ``tests.apps.plain.X``: a folder put on ``sys.path``)."""
     found = set(names)
+    found |= shorter_names(store, found)
     frontier = set(found)
     for _ in range(_MAX_NAME_ROUNDS):
         if not frontier:
@@ -186,7 +190,9 @@ def _readers(
     modules = store.modules_among(holders | parents)
     classes = store.classes_among((holders | parents) - modules)
     functions = store.functions_among((holders | parents) - modules - classes)
-    held_modules = holders & modules
+    # a module imported under no name the index knows, or by code that may import any
+    # module (by a computed name, through ``sys.modules``), may be held by any code
+    held_modules = (holders & modules) | unnamed_modules(store, parents & modules)
     owners = classes | functions | held_modules
     wanted = {n.rpartition(".")[2] for n in names if _parent(n) in owners}
     # ``x.name(...)`` reaches a changed function's body, in its evidence; any other callee

@@ -85,6 +85,12 @@ def matcher(value):
             return missing
         case _:
             return __doc__.strip()
+
+def loads(name):
+    import importlib
+    mod = importlib.import_module("pkg.plug" "ins")
+    top = __import__("pkg.sibling")
+    return mod, top, importlib.import_module(name), __import__(f"pkg.{name}"), __import__(b"x")
 '''
 
 

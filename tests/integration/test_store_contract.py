@@ -340,6 +340,20 @@ def test_readers_of_names_their_parts_and_attributes(contract_store: GraphStore)
     assert store.readers_of(["nothing"]) == []
 
 
+def test_modules_imported_by_another_file_under_their_name(contract_store: GraphStore) -> None:
+    store = contract_store
+    store.write_files(
+        [
+            FileIndex(A, "1", "pkg.a", imports=("pkg.a", "os")),  # itself: not an importer
+            FileIndex(B, "2", "pkg.b", imports=("pkg.c",)),
+            FileIndex("pkg/c.py", "3", "pkg.c"),
+        ]
+    )
+    assert store.modules_imported(["pkg.a", "pkg.b", "pkg.c", "os"]) == {"pkg.c"}
+    store.write_files([FileIndex(B, "4", "pkg.b", imports=("pkg.a",))])
+    assert store.modules_imported(["pkg.a", "pkg.c"]) == {"pkg.a"}
+
+
 def test_importers_and_aliases_follow_from_imports(contract_store: GraphStore) -> None:
     store = contract_store
     store.write_files(

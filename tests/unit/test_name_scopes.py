@@ -86,3 +86,19 @@ def test_self_attribute_reads_and_calls_name_the_class_member() -> None:
 def test_a_type_parameters_bound_and_default_are_reads() -> None:
     refs, _ = facts("from pkg.other import B, D\n\ndef f[T: B = D](x: T) -> T:\n    return x\n")
     assert {"pkg.other.B", "pkg.other.D"} <= refs["<module>"]
+
+
+def test_an_import_by_a_literal_name_holds_that_module() -> None:
+    refs, _ = facts(
+        "import importlib\n\n"
+        "def lit():\n    return importlib.import_module('pkg.plugins').HOOK\n\n"
+        "def top():\n    return __import__('pkg.sub').sub.VALUE\n\n"
+        "def computed(name):\n    return importlib.import_module(name).HOOK\n\n"
+        "def relative():\n    return importlib.import_module('.plugins', 'pkg')\n"
+    )
+    assert "pkg.plugins" in refs["lit"]
+    assert {"pkg.sub", "pkg"} <= refs["top"]
+    assert not {r for r in refs["computed"] | refs["relative"] if r.startswith("pkg.")}
+    raw = index_file("pkg/m.py", b"import importlib\nM = importlib.import_module('pkg.x')\n",
+                     "pkg.m", PytestLayout(), False)  # fmt: skip
+    assert "pkg.x" in raw.imports

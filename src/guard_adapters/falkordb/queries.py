@@ -78,6 +78,14 @@ class GraphQueries(GraphConnection):
         )
         return {r[0] for r in rows}
 
+    def modules_imported(self, modules: Iterable[str]) -> set[str]:
+        """Which of ``modules`` another file imports by that dotted name."""
+        rows = self._read(
+            "UNWIND $names AS n MATCH (:File)-[:IMPORTS]->(f:File {module: n}) RETURN DISTINCT n",
+            {"names": sorted(set(modules))},
+        )
+        return {r[0] for r in rows}
+
     def covering_tests(
         self, function_ids: Iterable[str], min_confidence: float = 0.0, lines: bool = True
     ) -> list[CoverEdge]:

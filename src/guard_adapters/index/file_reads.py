@@ -22,6 +22,8 @@ from guard_adapters.python.scopes import (
 from guard_core.index_model import StatementRead
 from guard_core.model import CLASS_BODY, RegionKind
 
+# calls that import a module named by their first argument and return it
+DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "importlib.__import__"})
 RESOLVED = 0.9  # a name bound by an import or a module-level definition
 SELF_METHOD = 0.7  # self.name(): the class's own method, unless a subclass overrides it
 
@@ -168,6 +170,7 @@ class FileReads:
     def _call(self, node: ast.Call, scope: Scope | None) -> None:
         region = self._owner(node)
         func = node.func
+        self._dynamic_import(node, scope)
         if isinstance(func, ast.Attribute):
             own = self._self_attr(func, region)
             if own:
@@ -209,10 +212,32 @@ class FileReads:
 
     def _doc_read(self, node: Positioned) -> None:
         """An import naming ``__doc__`` reads the module's own docstring, to the index."""
-        if not self.module:
+        if self.module:
+            self._add_ref(node, f"{self.module}.__doc__")
+
+    def _dynamic_import(self, node: ast.Call, scope: Scope | None) -> None:
+        """``importlib.import_module("a.b")`` and ``__import__("a.b")`` import ``a.b`` and
+        hold the module (``__import__`` also its top package). By a computed or relative
+        name they may hold any module: not an index fact (a module first imported so is
+        imported by no file under its name: :mod:`guard_core.module_names`)."""
+        func = node.func
+        builtin = isinstance(func, ast.Name) and func.id == "__import__"
+        if not builtin and not any(
+            n in DYNAMIC_IMPORTS for n in self._dotted(func, self._scopes.get(id(func), scope))
+        ):
             return
+        first = node.args[0] if node.args else None
+        name = first.value if isinstance(first, ast.Constant) else None
+        if not isinstance(name, str) or not name or name.startswith("."):
+            return
+        self.imports.add(name)
+        self._add_ref(node, name)
+        if builtin and "." in name:
+            self._add_ref(node, name.partition(".")[0])
+
+    def _add_ref(self, node: Positioned, name: str) -> None:
+        """A read of ``name`` made at ``node``'s line."""
         region = self._owner(node)
-        name = f"{self.module}.__doc__"
         self.refs[region.id].add(name)
         if region.kind is RegionKind.FUNCTION:
             self.ref_lines[region.id][name].update(range(node.lineno, node.lineno + 1))

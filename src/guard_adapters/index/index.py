@@ -21,7 +21,7 @@ from guard_adapters.python.test_functions import collected_tests
 from guard_core.index_model import FileIndex, FunctionNode, StatementBinding, StatementRead
 from guard_core.model import RegionKind
 
-INDEX_VERSION = b"guard-index-13\0"  # a new version re-indexes every file once
+INDEX_VERSION = b"guard-index-14\0"  # a new version re-indexes every file once
 
 
 @functools.cache
