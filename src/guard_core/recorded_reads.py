@@ -1,16 +1,17 @@
 """Reads by computed names that a measured run recorded: for one test, a reader's
-``getattr(o, key)`` read the names its run looked up there, and ``inspect.signature(f)`` the
-objects its run gave it (``COMPUTED``, ``INTROSPECTED``; recorded by the collector's
+``getattr(o, key)`` read the names its run looked up there, ``inspect.signature(f)`` the
+objects its run gave it, and ``importlib.import_module(name)`` holds the modules its run
+imported (``COMPUTED``, ``INTROSPECTED``, ``IMPORTED``; recorded by the collector's
 ``pytest/reflection.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from guard_core.index_model import COMPUTED, INTROSPECTED
+from guard_core.index_model import COMPUTED, IMPORTED, INTROSPECTED
 from guard_core.model import CoverEdge
 
-_RECORDED_REFS = frozenset({f".{COMPUTED}", f".{INTROSPECTED}"})
+_RECORDED_REFS = frozenset({f".{COMPUTED}", f".{INTROSPECTED}", f".{IMPORTED}"})
 
 
 def only_recorded(refs: set[str]) -> bool:
@@ -22,20 +23,26 @@ def recorded_edges(
     edges: Sequence[CoverEdge], refs: set[str], names: Iterable[str]
 ) -> list[CoverEdge]:
     """The edges of a reader whose only reads of ``names`` are recorded reflective calls
-    (``getattr(o, key)``, ``inspect.signature(f)``), kept where the test's run gave those
-    calls one of ``names``: a changed attribute's name, an object whose signature changed
-    (by qualified name, or any unnamed object). An edge without a record keeps its test."""
+    (``getattr(o, key)``, ``inspect.signature(f)``, ``import_module(name)``), kept where the
+    test's run gave those calls one of ``names``: a changed attribute's name, an object whose
+    signature changed (by qualified name, or any unnamed object), a module a changed name is
+    in (or one it could not name). An edge without a record keeps its test."""
     if not only_recorded(refs):
         return list(edges)
+    names = tuple(names)
     leaves = {"." + n.rpartition(".")[2] for n in names} if f".{COMPUTED}" in refs else set()
     owners = (
         [_segments(n.removesuffix(".__signature__")) for n in names if n.endswith(".__signature__")]
         if f".{INTROSPECTED}" in refs
         else []
     )
+    held = names if f".{IMPORTED}" in refs else ()
 
     def read(given: frozenset[str]) -> bool:
         if leaves & given:
+            return True
+        modules = [g[1:] for g in given if g.startswith("@")]
+        if held and any(m == "*" or n.startswith(m + ".") for m in modules for n in held):
             return True
         objects = [_segments(g[1:]) for g in given if g.startswith("=")]
         return bool(owners) and any(

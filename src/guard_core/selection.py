@@ -28,7 +28,7 @@ from guard_core.model import (
     node_id,
     split_id,
 )
-from guard_core.module_names import shorter_names, unnamed_modules
+from guard_core.module_names import computed_importers, shorter_names, unnamed_modules
 from guard_core.ports import EvidenceReader
 from guard_core.recorded_reads import only_recorded, recorded_edges
 
@@ -265,6 +265,7 @@ def _readers(
             continue
         if attr not in ("*", COMPUTED) or objects:  # by computed names
             out.append((fid, "", "", f".{attr}"))  # judged by its own evidence, like a call
+    out += computed_importers(store, names)
     return out, ungated
 
 

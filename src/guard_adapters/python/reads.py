@@ -10,7 +10,7 @@ import string
 import sys
 
 from guard_adapters.python.syntax import DefNode, FunctionNode, last_name, own_nodes
-from guard_core.index_model import COMPUTED, INTROSPECTED, THROUGH_CLASS
+from guard_core.index_model import ANY_IMPORT, COMPUTED, IMPORTED, INTROSPECTED, THROUGH_CLASS
 
 _DYNAMIC_BUILTINS = frozenset({"eval", "exec", "__import__", "globals", "locals", "vars"})
 
@@ -135,14 +135,17 @@ class ModuleFacts:
         return self._class_methods.get(id(node), frozenset())
 
 
-RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
-"""Builtins whose attribute names a measured run records per test and line."""
+RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr", "__import__"})
+"""Builtins whose attribute names (or modules imported) a measured run records per test and
+line."""
 
 RECORDED_FUNCTIONS = {
     "inspect": frozenset({"signature", "getfullargspec", "getcallargs"}),
     "typing": frozenset({"get_type_hints"}),
+    "importlib": frozenset({"import_module"}),
 }
-"""Introspection functions whose objects a measured run records per test and line."""
+"""Introspection functions whose objects (modules imported) a measured run records per test
+and line."""
 
 
 def _spelling(func: ast.expr) -> str:
@@ -345,6 +348,9 @@ def attribute_read_spans(
                     add(text, n)
             elif name in _OPEN_READS:
                 add("*", n)
+            if name in ("import_module", "__import__") and not _names_its_module(n):
+                here = _spelling(n.func) in recorded and id(n) not in elsewhere
+                add(IMPORTED if here else ANY_IMPORT, n)
             if _calls_own(n, receiver, own):  # its own ``signature``: no introspection
                 continue
             if name in _DOC_READS or name == "pydoc":
@@ -353,6 +359,13 @@ def attribute_read_spans(
                 here = _spelling(n.func) in recorded and id(n) not in elsewhere
                 add(INTROSPECTED if here else "__signature__", n)
     return {name: frozenset(found) for name, found in spans.items()}
+
+
+def _names_its_module(call: ast.Call) -> bool:
+    """Whether an import call names an absolute module in a literal (the index's import)."""
+    first = call.args[0] if call.args else None
+    text = first.value if isinstance(first, ast.Constant) else None
+    return isinstance(text, str) and bool(text) and not text.startswith(".")
 
 
 def _named_in_strings(call: ast.Call, name: str) -> set[str]:
