@@ -3,6 +3,8 @@ shadow a name, doctests, and child processes whose code is not measured."""
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 from guard_core.model import FileKind, FileRole, Reason, RegionKind, split_id
 from guard_core.rules.base import Rule, RuleInput
 from guard_core.selection import Selection
@@ -11,6 +13,30 @@ from guard_core.selection import Selection
 def data_file_readers(data: RuleInput, selection: Selection) -> None:
     for path in data.data_files:
         selection.add_edges(data.evidence.get(path, ()), "reads-data-file")
+
+
+def collected_files(data: RuleInput, selection: Selection) -> None:
+    """A file pytest collects tests from that is no Python test module (a conftest's
+    ``pytest_collect_file`` reads it: YAML cases, ``.txt`` doctests) runs whole when it
+    changes, so the cases it gains run too; so does a new file of a kind such files are,
+    under a folder they are in."""
+    changed = [
+        f for f in data.change.files if f.role is FileRole.DATA and f.kind is not FileKind.DELETED
+    ]
+    if not changed:
+        return
+    collected = {split_id(t)[0] for t in data.store.all_tests()} - {""}
+    folders = {(p.suffix, p.parent) for p in map(PurePosixPath, collected) if p.suffix != ".py"}
+    for f in changed:
+        path = PurePosixPath(f.path)
+        if f.path in collected:
+            selection.add(f.path, Reason("collected-file", f"pytest collects tests from {f.path}"))
+        elif path.suffix and any(
+            suffix == path.suffix and (folder == path.parent or folder in path.parents)
+            for suffix, folder in folders
+        ):
+            why = f"{f.path} is of a kind pytest collects tests from there"
+            selection.add(f.path, Reason("collected-file", why))
 
 
 def folder_listers(data: RuleInput, selection: Selection) -> None:
@@ -63,6 +89,7 @@ def spawners(data: RuleInput, selection: Selection) -> None:
 FILE_RULES = (
     Rule("data-files", data_file_readers, refinement=False),
     Rule("listed-folders", folder_listers, refinement=False),
+    Rule("collected-files", collected_files, refinement=False),
     Rule("new-module-names", new_module_names, refinement=False),
     Rule("doctests", doctests),
     Rule("spawners", spawners),
