@@ -62,10 +62,12 @@ def folder_of(conftest: str) -> str:
 def reached_tests(file: ChangedFile, known: Iterable[str]) -> list[str]:
     """The tests a test module's or conftest's pytest-read code reaches. A collected test
     module runs as its file: its top-level code may make tests no index lists
-    (``test_x = make()``), which its known tests would leave out."""
+    (``test_x = make()``), which its known tests would leave out. So do the files of a
+    conftest's known tests: its hooks may make more of them (``pytest_generate_tests``,
+    ``pytest_collect_file``)."""
     if file.role is FileRole.CONFTEST:
         folder = folder_of(file.path)
-        return [t for t in known if t.startswith(folder)]
+        return sorted({split_id(t)[0] for t in known if t.startswith(folder)})
     if file.collects and file.kind is not FileKind.DELETED:
         return [file.path]
     paths = {file.path, file.old_path}

@@ -63,3 +63,10 @@ def test_a_new_line_in_a_file_a_conftest_collects_runs(guard: Guard, tree: Path)
     d = guard.check()
     assert "tests/test_other.py::test_other" not in d.tests, d.reasons
     assert guard.run(stream=False).failed == ["tests/files/one.case::case2"], d.tests
+
+
+def test_a_hook_that_collects_more_of_a_known_file_runs_it_whole(guard: Guard, tree: Path) -> None:
+    edit(tree, "tests/files/conftest.py", "splitlines()", "splitlines() + ['3 5']")
+    d = guard.check()
+    assert "tests/test_other.py::test_other" not in d.tests, d.reasons
+    assert guard.run(stream=False).failed == ["tests/files/one.case::case2"], d.tests

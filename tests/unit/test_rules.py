@@ -115,7 +115,8 @@ def test_changed_test_code_selects_that_test_and_what_pytest_reads() -> None:
     got = selected(
         changed_test_code, ChangeSet(base="base", files=(conftest,), regions=(body,)), st
     )
-    assert got == {T1: "conftest-code", T2: "conftest-code", T3: "conftest-code"}
+    # their files run whole: the conftest's hooks may make tests no index lists
+    assert got == {"t/test_a.py": "conftest-code", "t/test_b.py": "conftest-code"}
 
 
 def test_a_removed_name_selects_the_tests_of_its_importers() -> None:

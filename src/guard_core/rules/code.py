@@ -156,6 +156,14 @@ def changed_test_code(data: RuleInput, selection: Selection) -> None:
     files = {f.path: f for f in cs.files}
     for test, reason in test_code_reasons(cs.regions, files, data.store.all_tests()):
         selection.add(test, reason)
+    # a conftest's collector (``pytest.File.collect``, an item's ``runtest``) ran for tests
+    # of files that are no Python modules: those files run whole, for the items it may add
+    conftest = {f.path for f in cs.files if f.role is FileRole.CONFTEST}
+    for region in (r for r in cs.regions if r.file in conftest):
+        for e in data.evidence.get(judged_id(region), ()):
+            path = split_id(e.test)[0]
+            if path and not path.endswith(".py"):
+                selection.add(path, Reason("conftest-code", region.id, e.confidence))
 
 
 def inherited_tests(data: RuleInput, selection: Selection) -> None:
