@@ -253,6 +253,13 @@ class _RefVisitor(cst.CSTVisitor):
         name = first.evaluated_value if isinstance(first, strings) else None
         if not isinstance(name, str) or not name or name.startswith("."):
             return
+        positional = [a for a in node.args if not a.keyword]
+        level = positional[4].value if len(positional) > 4 else None
+        level = next(
+            (a.value for a in node.args if a.keyword and a.keyword.value == "level"), level
+        )
+        if level is not None and not (isinstance(level, cst.Integer) and level.value == "0"):
+            return
         self.imports.add(name)
         self._add_ref(node, name)
         if builtin and "." in name:

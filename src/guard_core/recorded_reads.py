@@ -42,14 +42,20 @@ def recorded_edges(
         if leaves & given:
             return True
         modules = [g[1:] for g in given if g.startswith("@")]
-        if held and any(m == "*" or n.startswith(m + ".") for m in modules for n in held):
-            return True
+        if held and (not modules or any(_in_module(n, m) for m in modules for n in held)):
+            return True  # none: the call failed, or a collector that did not record imports
         objects = [_segments(g[1:]) for g in given if g.startswith("=")]
         return bool(owners) and any(
             not obj or any(_contains(owner, obj) for owner in owners) for obj in objects
         )
 
     return [e for e in edges if e.names is None or read(e.names)]
+
+
+def _in_module(name: str, module: str) -> bool:
+    """Whether ``name`` may be in the module imported as ``module``: under that name, or one
+    it ends (``plain`` is ``tests.apps.plain`` imported from a folder on ``sys.path``)."""
+    return module == "*" or f".{module}." in f".{name}"
 
 
 def _segments(dotted: str) -> tuple[str, ...]:

@@ -66,16 +66,16 @@ def names_closure(store: EvidenceReader, names: Iterable[str]) -> set[str]:
     """The names plus every re-export of them (``pkg.X`` for ``pkg.mod.X``), transitively,
     and a name of a module no file imports by its dotted name under each shorter dotted name
     of that module (``plain.X`` for ``tests.apps.plain.X``: a folder put on ``sys.path``)."""
-    found = set(names)
-    found |= shorter_names(store, found)
-    frontier = set(found)
+    found: set[str] = set()
+    frontier = set(names)
     for _ in range(_MAX_NAME_ROUNDS):
         if not frontier:
             break
+        frontier |= shorter_names(store, frontier)
+        found |= frontier
         aliases = store.aliases_of(frontier)
         frontier = {a for alist in aliases.values() for a in alist} - found
-        found |= frontier
-    return found
+    return found | frontier
 
 
 def _reads(ref: str, names: set[str]) -> bool:

@@ -25,6 +25,11 @@ FILES = {
         "from pkg.core import build\n\nROWS = build(9)\n\n\ndef count():\n    return 2\n"
     ),
     "pkg/other.py": "def one():\n    return 1\n",
+    "pkg/limits.py": "LIMIT = 3\n",
+    "pkg/loader.py": (
+        "def load(name):\n    return __import__(name, globals(), None, ['ROWS'], 1).ROWS\n"
+    ),
+    "tests/apps/reexport.py": "from pkg.limits import LIMIT  # noqa: F401\n",
     "tests/__init__.py": "",
     "tests/apps/on_path.py": HELPER.format(n=1),
     "tests/apps/by_call.py": HELPER.format(n=2),
@@ -58,6 +63,15 @@ FILES = {
         "def test_fetched_another_module():\n"
         "    assert importlib.import_module('pkg.' + 'other').one() == 1\n"
     ),
+    "tests/test_reexport.py": (
+        "import sys\nfrom pathlib import Path\n\n\n"
+        "def test_reexport():\n    sys.path.insert(0, str(Path(__file__).parent / 'apps'))\n"
+        "    from reexport import LIMIT\n\n    assert LIMIT == 3\n"
+    ),
+    "tests/test_loader.py": (
+        "from pkg.loader import load\n\n\n"
+        "def test_relative():\n    assert load('cached') == [9, 18]\n"
+    ),
     "tests/test_other.py": (
         "from pkg.other import one\n\n\ndef test_one():\n    assert one() == 1\n"
     ),
@@ -70,6 +84,7 @@ FETCHED = {
     "tests/test_fetched.py::test_fetched",
     "tests/test_fetched.py::test_fetched_by_computed_name",
     "tests/test_fetched.py::test_imported_by_computed_name",
+    "tests/test_loader.py::test_relative",  # __import__ with a level: any module
 }
 ANOTHER = "tests/test_fetched.py::test_fetched_another_module"
 SIZE = "tests/test_late.py::test_size"
@@ -95,7 +110,17 @@ def test_an_edit_to_the_helper_selects_the_test_that_imports_it(
     edit(tree, f"tests/apps/{helper}.py", f"build({n})", f"build({n + 10})")
     d = guard.check()
     assert HELPERS[helper] in d.tests, d.reasons
-    # __import__ reads attributes by computed names (its fromlist): not import_module
-    fetched = FETCHED - {"tests/test_fetched.py::test_imported_by_computed_name"}
+    # __import__ by a computed name may import any module (unrecorded): not import_module
+    fetched = FETCHED - {
+        "tests/test_fetched.py::test_imported_by_computed_name",
+        "tests/test_loader.py::test_relative",
+    }
     assert not {SIZE, ONE, ANOTHER, *fetched} & set(d.tests), d.reasons
     assert HELPERS[helper] in guard.run(stream=False).failed
+
+
+def test_a_name_the_helper_imports_is_read_under_its_shorter_name(guard: Guard, tree: Path) -> None:
+    edit(tree, "pkg/limits.py", "LIMIT = 3", "LIMIT = 4")
+    d = guard.check()
+    assert "tests/test_reexport.py::test_reexport" in d.tests, d.reasons
+    assert "tests/test_reexport.py::test_reexport" in guard.run(stream=False).failed

@@ -90,7 +90,8 @@ def loads(name):
     import importlib
     mod = importlib.import_module("pkg.plug" "ins")
     top = __import__("pkg.sibling")
-    return mod, top, importlib.import_module(name), __import__(f"pkg.{name}"), __import__(b"x")
+    rel = __import__("sibling", globals(), None, ["X"], 1), __import__("a", level=0)
+    return mod, top, importlib.import_module(name), __import__(f"pkg.{name}"), __import__(b"x"), rel
 '''
 
 

@@ -431,6 +431,15 @@ def test_a_decorator_that_only_wraps_is_not_import_time_code() -> None:
             {"patch()", "get", "run()"},
         ),  # the mock holds C.get: a signature check, no body
         ("with mock.patch.object(C, 'get'):\n        pass", {"patch", "object()", "get"}),
+        # an import by a computed name holds what its run imported (recorded), or any module
+        (
+            "import importlib\n    return importlib.import_module(k).X",
+            {"import_module()", "@~", "X"},
+        ),
+        ("return __import__(k, fromlist=['X']).X", {"*", "@*", "X"}),
+        ("__import__(k)\n    return k", {"*"}),  # its value is discarded: it holds nothing
+        ("return __import__('a.b', level=0)", {"*"}),  # by name: the index's import
+        ("return __import__('b', globals(), None, ['x'], 1)", {"*", "@*"}),  # relative
     ],
 )
 def test_attribute_reads_tell_calls_from_values(body: str, reads: set[str]) -> None:

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Protocol
 
 from guard_adapters.python.name_walk import NameWalk
+from guard_adapters.python.reads import literal_module
 from guard_adapters.python.regions import ModuleRegions, Region
 from guard_adapters.python.scopes import (
     BUILTIN,
@@ -226,9 +227,8 @@ class FileReads:
             n in DYNAMIC_IMPORTS for n in self._dotted(func, self._scopes.get(id(func), scope))
         ):
             return
-        first = node.args[0] if node.args else None
-        name = first.value if isinstance(first, ast.Constant) else None
-        if not isinstance(name, str) or not name or name.startswith("."):
+        name = literal_module(node)
+        if name is None:
             return
         self.imports.add(name)
         self._add_ref(node, name)

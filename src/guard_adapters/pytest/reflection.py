@@ -1,10 +1,12 @@
 """Recording what reflective calls in repository code were given, per context, file and line:
 the attribute names of ``getattr``/``hasattr``/``setattr``/``delattr``, the objects whose
 signature ``inspect.signature``, ``getfullargspec``, ``getcallargs`` and
-``typing.get_type_hints`` read, and the modules ``importlib.import_module`` and ``__import__``
-imported (``import`` statements call ``__import__`` too). A static read by a computed name then
-reads, for one test, the names its run looked up there, not every name
-(``guard_core/index_model.py``: ``COMPUTED``, ``INTROSPECTED``, ``IMPORTED``).
+``typing.get_type_hints`` read, and the modules ``importlib.import_module`` imported. A static
+read by a computed name then reads, for one test, the names its run looked up there, not every
+name (``guard_core/index_model.py``: ``COMPUTED``, ``INTROSPECTED``, ``IMPORTED``).
+``builtins.__import__`` is not wrapped: ``import`` statements call it too, and code that tells
+a missing module from a failing one by the traceback's depth (Flask's ``locate_app``) would see
+the wrapper's frame.
 
 The builtins and the module functions are replaced for the measured session; a repository
 module that bound an introspection function before that (imported before the collector, or
@@ -26,7 +28,6 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
-import importlib.util
 import inspect
 import sys
 import threading
@@ -151,8 +152,6 @@ class ReflectionRecorder:
             for name in names:
                 original = _real_getattr(module, name)
                 self._replace(module, name, original, self._import_wrapper(original))
-        original = builtins.__import__
-        self._replace(builtins, "__import__", original, self._builtin_import_wrapper(original))
         _watchers.append(self._patched)
         for owner in {address(owner): owner for owner, *_ in self._replaced}.values():
             if type(owner) is types.ModuleType:
@@ -161,10 +160,6 @@ class ReflectionRecorder:
         self.active = True
 
     def _patched(self, owner: Any, name: str) -> None:
-        if owner is builtins and name == "__import__":
-            # a test faking a failed import patches it for a while and calls through to
-            # the wrapper it found; one left patched shows at the next check
-            return
         if any(o is owner and n == name for o, n, *_ in self._replaced):
             self.active = False
 
@@ -323,38 +318,15 @@ class ReflectionRecorder:
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             module = original(*args, **kwargs)
-            frame = getframe(1)
+            try:
+                frame = getframe(1)
+            except ValueError:  # called from a thread C started: no Python caller
+                return module
             rel = file_of(frame.f_code.co_filename)
             if rel is not None:
                 name = _real_getattr(module, "__name__", None)
                 record(rel, frame.f_lineno).add(f"@{name}" if type(name) is str else ANY_MODULE)
             return module
-
-        return wrapper
-
-    def _builtin_import_wrapper(self, original: Any) -> Any:
-        """Every ``import`` statement calls it too: a site is recorded once per context."""
-        getframe = sys._getframe
-        file_of = self._file
-        record = self._record
-        holder = self._holder
-        noted: dict[tuple[str, int, str, int], str] = {}
-
-        def wrapper(
-            name: Any, globals: Any = None, locals: Any = None, fromlist: Any = (), level: Any = 0
-        ) -> Any:
-            frame = getframe(1)
-            if type(name) is str and type(level) is int:
-                site = (frame.f_code.co_filename, frame.f_lineno, name, level)
-                if noted.get(site) != holder.context:
-                    rel = file_of(frame.f_code.co_filename)
-                    if rel is not None:
-                        imported = _imported_name(name, globals, level)
-                        # without a fromlist it returns the top package
-                        top = () if fromlist else (imported.partition(".")[0],)
-                        record(rel, frame.f_lineno).update((imported, *top))
-                    noted[site] = holder.context
-            return original(name, globals, locals, fromlist, level)
 
         return wrapper
 
@@ -366,16 +338,3 @@ class ReflectionRecorder:
             }
             for ctx, files in self.seen.items()
         }
-
-
-def _imported_name(name: str, namespace: Any, level: int) -> str:
-    """``@pkg.mod`` for what ``__import__(name, namespace, ..., level)`` imports."""
-    if not level:
-        return f"@{name}"
-    try:
-        package = namespace.get("__package__") or namespace["__name__"]
-        if "__path__" not in namespace and not namespace.get("__package__"):
-            package = package.rpartition(".")[0]
-        return "@" + importlib.util.resolve_name("." * level + name, package)
-    except Exception:  # a namespace without a name: it may be any
-        return ANY_MODULE

@@ -135,9 +135,8 @@ class ModuleFacts:
         return self._class_methods.get(id(node), frozenset())
 
 
-RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr", "__import__"})
-"""Builtins whose attribute names (or modules imported) a measured run records per test and
-line."""
+RECORDED_BUILTINS = frozenset({"getattr", "hasattr", "setattr", "delattr"})
+"""Builtins whose attribute names a measured run records per test and line."""
 
 RECORDED_FUNCTIONS = {
     "inspect": frozenset({"signature", "getfullargspec", "getcallargs"}),
@@ -311,6 +310,7 @@ def attribute_read_spans(
         else list(ast.walk(node))
     )
     called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    discarded = {id(n.value) for n in nodes if isinstance(n, ast.Expr)}
     guarded = _guarded(node) if called else set()
     recorded = recorded if recorded and called else frozenset()
     elsewhere = _header(node) if recorded else set()
@@ -348,7 +348,13 @@ def attribute_read_spans(
                     add(text, n)
             elif name in _OPEN_READS:
                 add("*", n)
-            if name in ("import_module", "__import__") and not _names_its_module(n):
+            # a module imported by a computed name is held by the call's value (none when
+            # it is discarded: ``__import__(name)`` then ``sys.modules[name]``)
+            if (
+                name in ("import_module", "__import__")
+                and literal_module(n) is None
+                and id(n) not in discarded
+            ):
                 here = _spelling(n.func) in recorded and id(n) not in elsewhere
                 add(IMPORTED if here else ANY_IMPORT, n)
             if _calls_own(n, receiver, own):  # its own ``signature``: no introspection
@@ -361,11 +367,18 @@ def attribute_read_spans(
     return {name: frozenset(found) for name, found in spans.items()}
 
 
-def _names_its_module(call: ast.Call) -> bool:
-    """Whether an import call names an absolute module in a literal (the index's import)."""
+def literal_module(call: ast.Call) -> str | None:
+    """The absolute module an import call names in a literal (``__import__("a.b")``,
+    ``import_module("a.b")``), with no relative ``level`` or ``package``."""
     first = call.args[0] if call.args else None
     text = first.value if isinstance(first, ast.Constant) else None
-    return isinstance(text, str) and bool(text) and not text.startswith(".")
+    if not isinstance(text, str) or not text or text.startswith("."):
+        return None
+    level = call.args[4] if len(call.args) > 4 else None
+    level = next((k.value for k in call.keywords if k.arg == "level"), level)
+    if level is not None and not (isinstance(level, ast.Constant) and level.value == 0):
+        return None
+    return text
 
 
 def _named_in_strings(call: ast.Call, name: str) -> set[str]:
