@@ -55,7 +55,7 @@ def recorded_edges(
 def _in_module(name: str, module: str) -> bool:
     """Whether ``name`` may be in the module imported as ``module``: under that name, or one
     it ends (``plain`` is ``tests.apps.plain`` imported from a folder on ``sys.path``)."""
-    return module == "*" or f".{module}." in f".{name}"
+    return module == "*" or f".{module}." in f".{name}."
 
 
 def _segments(dotted: str) -> tuple[str, ...]:
