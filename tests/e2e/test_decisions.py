@@ -197,7 +197,8 @@ def test_conftest_top_level_code_selects_every_test_under_its_folder(guard: Guar
     file.write_text(file.read_text() + "\n\ncollect_ignore = ['test_b.py']\n")
     d = decide(guard)
     assert d.level is not Level.RUN_ALL
-    assert {A + "test_add", B + "test_double", B + "test_ready"} <= set(d.tests)
+    # as files: its hooks may make tests no index lists
+    assert {A.removesuffix("::"), B.split("::")[0]} <= set(d.tests), d.tests
 
 
 def test_a_deleted_test_is_flagged_and_not_run(guard: Guard) -> None:
