@@ -15,12 +15,13 @@ measured run records (``getattr(o, key)``); for one test, the names its run look
 (:attr:`~guard_core.model.CoverEdge.names`)."""
 
 IMPORTED = "@~"
-"""An attribute fact: a module imported by a computed name through a call whose argument a
-measured run records (``importlib.import_module(name)``, ``__import__(name)``); for one test,
-the modules its run imported there (``@NAME``; ``@*``: one it could not name)."""
+"""An attribute fact: a module imported by a computed name through a call whose result a
+measured run records (``importlib.import_module(name)``); for one test, the modules its run
+imported there (``@NAME``; ``@*``: one it could not name)."""
 
 ANY_IMPORT = "@*"
-"""An attribute fact: such an import through a spelling no run records: any module."""
+"""An attribute fact: such an import that no run records (``m = __import__(name)``, another
+spelling of ``import_module``): any module."""
 
 INTROSPECTED = "__signature__~"
 """An attribute fact: a signature read by an introspection call whose argument a measured run
