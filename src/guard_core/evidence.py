@@ -9,7 +9,8 @@ import json
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import attrs
 
@@ -158,9 +159,11 @@ def ingest_coverage(
     runs: int = 1,
     shard: tuple[int, int] | None = None,
     environment: str | None = None,
+    shielded: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> CoverageReport:
     """Collect ``runs`` times and write the evidence of commit ``sha``; the previous evidence
-    stands (whole) when no run completes."""
+    stands (whole) when no run completes. The writes run inside ``shielded()`` (the CLI holds
+    a Ctrl-C back there, so that the evidence is the old one or the new one)."""
     started = time.perf_counter()
     n = max(1, runs)
     evidence = [collector.collect(run=i, runs=n, shard=shard) for i in range(n)]
@@ -175,7 +178,41 @@ def ingest_coverage(
     else:
         edges, flaky = merge_runs(evidence)
     tests = sorted({t for e in evidence for t in e.executed})
-    store.update_ingest_info(coverage_complete=False)  # until every write below has landed
+    fields: dict[str, object] = {
+        "coverage_sha": sha,
+        "coverage_runs": n,
+        "environment": environment,
+        "python": collector.python,
+        "known_failures": json.dumps(evidence[-1].failures),
+        "lineage": [],
+    }
+    with shielded():
+        written = _write_evidence(store, evidence, edges, flaky, tests, fields, shard)
+    last = evidence[-1].outcomes
+    failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
+    return CoverageReport(
+        tests=len(tests),
+        edges=written,
+        runs=len(evidence),
+        flaky=flaky,
+        failed=failed,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def _write_evidence(
+    store: EvidenceWriter,
+    evidence: Sequence[RunEvidence],
+    edges: Iterable[CoverEdge],
+    flaky: dict[str, float],
+    tests: list[str],
+    fields: dict[str, object],
+    shard: tuple[int, int] | None,
+) -> int:
+    """The evidence's writes, the graph marked incomplete until the last has landed; how many
+    edges were written."""
+    sha = str(fields["coverage_sha"])
+    store.update_ingest_info(coverage_complete=False)
     written = [0]
     store.write_coverage(_counted(edges, written), sha=sha, tests=tests, replace=True)
     store.set_flake_rates({t: flaky.get(t, 0.0) for t in tests})
@@ -192,30 +229,13 @@ def ingest_coverage(
                 outcomes=tuple(e.outcomes.values()),
             )
         )
-    fields: dict[str, object] = {
-        "coverage_sha": sha,
-        "coverage_runs": n,
-        "environment": environment,
-        "python": collector.python,
-        "known_failures": json.dumps(evidence[-1].failures),
-        "lineage": [],
-        "session_ran": session_ran_field(
-            *(e.session_ran for e in evidence),
-            *([_recorded_session(store.ingest_info())] if shard else []),  # the other shards'
-        ),
-    }
+    fields["session_ran"] = session_ran_field(
+        *(e.session_ran for e in evidence),
+        *([_recorded_session(store.ingest_info())] if shard else []),  # the other shards'
+    )
     if shard is None:
         store.update_ingest_info(**fields, coverage_complete=True)
     else:  # completeness is the shard marker's to say, atomically with the marking
         store.update_ingest_info(**fields)
         store.mark_shard(sha, shard[0], shard[1], tests=len(tests))
-    last = evidence[-1].outcomes
-    failed = tuple(sorted(t for t, o in last.items() if o.outcome in ("failed", "error")))
-    return CoverageReport(
-        tests=len(tests),
-        edges=written[0],
-        runs=len(evidence),
-        flaky=flaky,
-        failed=failed,
-        duration_s=time.perf_counter() - started,
-    )
+    return written[0]

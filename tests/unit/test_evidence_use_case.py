@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import attrs
 import pytest
 
@@ -106,3 +109,29 @@ def test_one_run_gives_the_edges_two_identical_runs_give() -> None:
     by_id = {(e.function, e.test): e for e in once}
     assert by_id["pkg/m.py::g", T2].lines == frozenset()  # unknown: any line may have run
     assert by_id["pkg/m.py::<module>", T1].shared and not by_id["pkg/m.py::f", T1].shared
+
+
+def test_the_evidence_writes_run_inside_the_shield_the_caller_gives() -> None:
+    """The CLI holds a Ctrl-C back there: every write lands, or none has started."""
+    indexed = {"pkg/m.py::f": FunctionFacts("pkg/m.py::f", "pkg/m.py", True, False)}
+    seen: list[str] = []
+
+    class Watched(FakeStore):
+        def update_ingest_info(self, **fields: object) -> None:
+            seen.append(f"info {sorted(fields)} shielded={shielded_now}")
+            super().update_ingest_info(**fields)
+
+    shielded_now = False
+
+    @contextlib.contextmanager
+    def shield() -> Iterator[None]:
+        nonlocal shielded_now
+        shielded_now = True
+        yield
+        shielded_now = False
+
+    store = Watched(info=IngestInfo(), functions=indexed)
+    run = _run({T1: {"pkg/m.py::f": frozenset({3})}})
+    ingest_coverage(store, Scripted([run]), sha="abc", shielded=shield)
+    assert seen and all(s.endswith("shielded=True") for s in seen), seen
+    assert store.info.coverage_complete and len(store.edges) == 1

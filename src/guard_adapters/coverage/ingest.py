@@ -30,6 +30,7 @@ from guard_adapters.coverage.payload import CollectorPayload
 from guard_adapters.coverage.reflected import NameCodes, recorded_files
 from guard_adapters.git.repo import head_sha, repo_root
 from guard_adapters.index.ingest import index_planned, plan_static, write_static
+from guard_adapters.interrupts import interrupts_deferred
 from guard_adapters.pytest.child import PREFIX as CHILD_PREFIX
 from guard_adapters.pytest.labels import COLLECT, FILL, IMPORT, MEMO, OWN, SEGMENT, SESSION
 from guard_adapters.pytest.projects import nested_in, subprojects
@@ -451,8 +452,9 @@ def ingest_coverage(
         collector = _IndexedFirst(inner, write_index)
         try:
             report = record_coverage(
-                target, collector, sha=sha, runs=runs, shard=shard, environment=environment
-            )
+                target, collector, sha=sha, runs=runs, shard=shard, environment=environment,
+                shielded=interrupts_deferred,
+            )  # fmt: skip
         except Exception:
             try:
                 collector.settle()
