@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,18 +45,22 @@ def ingested_project(
             g.store.clear()
 
 
-@contextlib.contextmanager
-def ingested_by_each_collector(
-    request: pytest.FixtureRequest, files: Mapping[str, str], label: str
-) -> Iterator[Guard]:
-    """:func:`ingested_project` by the collector ``request.param`` names: ``default`` (this
-    interpreter: coverage.py before 3.12) or ``monitoring`` (a Python 3.12 venv)."""
-    monitoring = request.param == "monitoring"
-    python = request.getfixturevalue("monitoring_python") if monitoring else None
-    root = request.getfixturevalue("tmp_path_factory").mktemp(f"{label}-{request.param}")
-    url = request.getfixturevalue("falkordb_url")
-    with ingested_project(root, files, url, f"{label}-{request.param}", python=python) as g:
-        yield g
+def guard_by_each_collector(label: str) -> Any:
+    """A module's ``guard`` fixture (``guard = guard_by_each_collector("x")``): its ``FILES``
+    as a project ingested by each collector, ``default`` (this interpreter: coverage.py
+    before 3.12) and ``monitoring`` (a Python 3.12 venv: ``sys.monitoring``)."""
+
+    @pytest.fixture(scope="module", params=["default", "monitoring"])
+    def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
+        monitoring = request.param == "monitoring"
+        python = request.getfixturevalue("monitoring_python") if monitoring else None
+        root = request.getfixturevalue("tmp_path_factory").mktemp(f"{label}-{request.param}")
+        url = request.getfixturevalue("falkordb_url")
+        name = f"{label}-{request.param}"
+        with ingested_project(root, request.module.FILES, url, name, python=python) as g:
+            yield g
+
+    return guard
 
 
 @pytest.fixture(scope="module")

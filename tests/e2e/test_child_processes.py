@@ -4,13 +4,10 @@ isolated interpreter, ``-I``) leaves its test selected for every change, as befo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_by_each_collector
+from tests.e2e.conftest import edit, guard_by_each_collector
 
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
@@ -47,10 +44,7 @@ WHISPER = "tests/test_core.py::test_whisper"
 READS_SOURCE = "tests/test_source.py::test_reads_source"
 
 
-@pytest.fixture(scope="module", params=["default", "monitoring"])
-def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
-    with ingested_by_each_collector(request, FILES, "child") as g:
-        yield g
+guard = guard_by_each_collector("child")
 
 
 def test_a_change_the_child_ran_selects_the_test_that_started_it(guard: Guard, tree: Path) -> None:

@@ -6,13 +6,10 @@ a test that only reads that entry depends on them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_by_each_collector
+from tests.e2e.conftest import edit, guard_by_each_collector
 
 FILES = {
     "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
@@ -44,10 +41,7 @@ FILES = {
 BOTH = {"tests/test_a_register.py::test_register", "tests/test_b_lookup.py::test_lookup"}
 
 
-@pytest.fixture(scope="module", params=["default", "monitoring"])
-def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
-    with ingested_by_each_collector(request, FILES, "resume") as g:
-        yield g
+guard = guard_by_each_collector("resume")
 
 
 def test_a_line_run_in_a_fill_and_then_by_the_writer_selects_the_reader(

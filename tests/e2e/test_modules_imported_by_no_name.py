@@ -7,13 +7,12 @@ name elsewhere first and fetched again by a computed name (no loader sees that).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from guard_core.api import Guard
-from tests.e2e.conftest import edit, ingested_by_each_collector
+from tests.e2e.conftest import edit, guard_by_each_collector
 
 HELPER = "from pkg.core import build\n\nVALUES = build({n})\n"
 FILES = {
@@ -93,10 +92,7 @@ ONE = "tests/test_other.py::test_one"
 HELPERS = {"on_path": ON_PATH, "by_call": BY_CALL, "by_literal": BY_LITERAL, "computed": COMPUTED}
 
 
-@pytest.fixture(scope="module", params=["default", "monitoring"])
-def guard(request: pytest.FixtureRequest) -> Iterator[Guard]:
-    with ingested_by_each_collector(request, FILES, "unnamed") as g:
-        yield g
+guard = guard_by_each_collector("unnamed")
 
 
 def test_an_edit_to_code_their_import_ran_selects_the_tests_that_read_what_it_built(

@@ -184,10 +184,15 @@ def test_object_names_follow_what_a_signature_is_read_from() -> None:
     assert "=_Base.__init__" in object_names(_Base(1).__init__)
 
 
-def test_the_recorder_sees_calls_from_repository_files_under_the_current_context() -> None:
-    here = __file__
+def _recorder() -> tuple[types.SimpleNamespace, ReflectionRecorder]:
+    """A recorder that takes this file for a repository file (``tests/x.py``), and the
+    holder of its context, at ``t1``."""
     holder = types.SimpleNamespace(context="t1")
-    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, holder)
+    return holder, ReflectionRecorder(lambda f: "tests/x.py" if f == __file__ else None, holder)
+
+
+def test_the_recorder_sees_calls_from_repository_files_under_the_current_context() -> None:
+    holder, recorder = _recorder()
     recorder.install()
     try:
         key = "x"
@@ -206,9 +211,7 @@ def test_the_recorder_sees_calls_from_repository_files_under_the_current_context
 
 
 def test_a_look_repeated_at_one_site_is_recorded_under_each_context_that_makes_it() -> None:
-    here = __file__
-    holder = types.SimpleNamespace(context="t1")
-    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, holder)
+    holder, recorder = _recorder()
     recorder.install()
     try:
         for context in ("t1", "t1", "t2", "t1", "t3"):
@@ -225,9 +228,7 @@ def test_a_look_repeated_at_one_site_is_recorded_under_each_context_that_makes_i
 
 
 def test_the_recorder_sees_the_modules_import_module_imported_and_puts_it_back() -> None:
-    here = __file__
-    holder = types.SimpleNamespace(context="t1")
-    recorder = ReflectionRecorder(lambda f: "tests/x.py" if f == here else None, holder)
+    holder, recorder = _recorder()
     real_import, real_import_module = builtins.__import__, importlib.import_module
     recorder.install()
     try:
